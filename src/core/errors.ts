@@ -1,0 +1,160 @@
+import { z } from 'zod';
+
+/** Every stable error code of spec 06, with its category. */
+export const ERROR_CODES = [
+  'CONFIG_INVALID',
+  'INPUT_INVALID',
+  'INSTANCE_REQUIRED',
+  'INSTANCE_NOT_FOUND',
+  'INSTANCE_DISPOSED',
+  'HANDOFF_NOT_FOUND',
+  'HANDOFF_CONFLICT',
+  'HANDOFF_CANCELLED',
+  'HANDOFF_EXPIRED',
+  'CANDIDATE_INVALID',
+  'CANDIDATE_REJECTED',
+  'CAPACITY_EXCEEDED',
+  'SESSION_CLOSED',
+  'EXECUTOR_FAILED',
+  'TIMEOUT',
+  'ABORTED',
+  'INTERNAL',
+] as const;
+export type IntentErrorCode = (typeof ERROR_CODES)[number];
+
+export const ERROR_CATEGORIES = [
+  'config',
+  'transport',
+  'input',
+  'handoff',
+  'cancelled',
+  'timeout',
+  'candidate',
+  'executor',
+  'internal',
+] as const;
+export type IntentErrorCategory = (typeof ERROR_CATEGORIES)[number];
+
+/**
+ * The category each code has unless the raiser says otherwise. Only `CONFIG_INVALID` has two categories
+ * (`config` for configuration, `transport` for `connect()` options); its default is `config`.
+ */
+const DEFAULT_CATEGORY: Readonly<Record<IntentErrorCode, IntentErrorCategory>> = {
+  CONFIG_INVALID: 'config',
+  INPUT_INVALID: 'input',
+  INSTANCE_REQUIRED: 'input',
+  INSTANCE_NOT_FOUND: 'input',
+  INSTANCE_DISPOSED: 'config',
+  HANDOFF_NOT_FOUND: 'handoff',
+  HANDOFF_CONFLICT: 'handoff',
+  HANDOFF_CANCELLED: 'cancelled',
+  HANDOFF_EXPIRED: 'timeout',
+  CANDIDATE_INVALID: 'candidate',
+  CANDIDATE_REJECTED: 'candidate',
+  CAPACITY_EXCEEDED: 'handoff',
+  SESSION_CLOSED: 'handoff',
+  EXECUTOR_FAILED: 'executor',
+  TIMEOUT: 'timeout',
+  ABORTED: 'cancelled',
+  INTERNAL: 'internal',
+};
+
+/** Codes whose failures are worth retrying as they are. `EXECUTOR_FAILED` decides per cause. */
+const DEFAULT_RETRYABLE: ReadonlySet<IntentErrorCode> = new Set(['CANDIDATE_INVALID', 'CAPACITY_EXCEEDED', 'TIMEOUT']);
+
+/** One problem found in a candidate or a request: a JSON Pointer and a sentence a model (or a person) can act on. */
+export const FeedbackItemSchema = z.object({ path: z.string(), message: z.string() }).strict();
+export type FeedbackItem = z.infer<typeof FeedbackItemSchema>;
+
+/** The wire form of an {@link IntentError} (spec 06). */
+export const SerializedIntentErrorSchema = z
+  .object({
+    code: z.enum(ERROR_CODES),
+    category: z.enum(ERROR_CATEGORIES),
+    message: z.string(),
+    retryable: z.boolean(),
+    requestId: z.string().optional(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+export type SerializedIntentError = z.infer<typeof SerializedIntentErrorSchema>;
+
+export interface IntentErrorOptions {
+  /** Overrides the code's default category (only meaningful for `CONFIG_INVALID` → `transport`). */
+  category?: IntentErrorCategory;
+  /** Overrides the code's default retryability (used by `EXECUTOR_FAILED`). */
+  retryable?: boolean;
+  requestId?: string;
+  /** Structured, serialisable details. Never a token, a key, a stack trace or candidate text. */
+  details?: Record<string, unknown>;
+  /** The underlying cause; kept on the object for debugging, never serialised. */
+  cause?: unknown;
+}
+
+/**
+ * The one error class of the library. `code` is stable; `message` is one English sentence saying what to do next.
+ * Thrown by the library API (constructors, `createIntentMcpAdapter`, `Intent.parse`) and carried in MCP error envelopes.
+ */
+export class IntentError extends Error {
+  override readonly name = 'IntentError';
+  readonly code: IntentErrorCode;
+  readonly category: IntentErrorCategory;
+  readonly retryable: boolean;
+  readonly requestId: string | undefined;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(code: IntentErrorCode, message: string, options: IntentErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.category = options.category ?? DEFAULT_CATEGORY[code];
+    this.retryable = options.retryable ?? DEFAULT_RETRYABLE.has(code);
+    this.requestId = options.requestId;
+    this.details = options.details;
+  }
+
+  /** The wire form; key order is fixed so serialised errors are byte-stable. */
+  toJSON(): SerializedIntentError {
+    const out: SerializedIntentError = {
+      code: this.code,
+      category: this.category,
+      message: this.message,
+      retryable: this.retryable,
+    };
+    if (this.requestId !== undefined) out.requestId = this.requestId;
+    if (this.details !== undefined) out.details = { ...this.details };
+    return out;
+  }
+
+  /** Rebuilds an error from its wire form (for clients of the MCP tools). */
+  static fromJSON(value: unknown): IntentError {
+    const parsed = SerializedIntentErrorSchema.parse(value);
+    const options: IntentErrorOptions = { category: parsed.category, retryable: parsed.retryable };
+    if (parsed.requestId !== undefined) options.requestId = parsed.requestId;
+    if (parsed.details !== undefined) options.details = parsed.details;
+    return new IntentError(parsed.code, parsed.message, options);
+  }
+}
+
+export function isIntentError(value: unknown): value is IntentError {
+  return value instanceof IntentError;
+}
+
+/**
+ * Turns anything thrown into an `IntentError`. Unknown throwables become `INTERNAL` with a fixed message: their text may
+ * hold a stack, a key or a candidate, and spec 06 forbids leaking any of those.
+ */
+export function toIntentError(value: unknown, requestId?: string): IntentError {
+  if (value instanceof IntentError) return value;
+  return new IntentError(
+    'INTERNAL',
+    'An internal error occurred in intent-mcp; this is a bug, please report it with the steps that led to it.',
+    requestId === undefined ? { cause: value } : { cause: value, requestId },
+  );
+}
+
+/** Renders feedback items as one readable sentence fragment: `"/a/b: message; /c: message"`. */
+export function describeIssues(issues: readonly FeedbackItem[], max = 3): string {
+  const shown = issues.slice(0, max).map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`);
+  const more = issues.length > max ? ` (and ${issues.length - max} more)` : '';
+  return shown.join('; ') + more;
+}

@@ -1,0 +1,441 @@
+/**
+ * Normalisation of a valid candidate into an `IntentResult` (spec 02, "The result"). Pure and deterministic; every
+ * object is built with its keys in the order spec 02 lists, because results are compared byte for byte.
+ *
+ * Choices where spec 02 is silent (kept here so the next reader finds them):
+ * - `effective.unresolved` holds this turn's open questions only: the model restates what is still open given the
+ *   baseline, so an answered question does not linger. Baseline relations are kept while both ends still exist.
+ * - A baseline change is `ignored` (with a `change_ignored` warning) when its target was already removed this turn,
+ *   when an update sets nothing, or when it sets keys that do not apply to the target's kind.
+ * - A missing required field adds a `field_missing` warning; a content problem adds a `field_invalid` error.
+ * - A filled `date`/`datetime` value that does not occur literally in the input or context was resolved by the model
+ *   from the reference time: it gets an `Inference` of kind `time`.
+ * - `coverage: "none"` with intents present counts like `partial` for the status.
+ */
+import type { CandidateIntent, IntentCandidate } from './candidate.js';
+import { checkFieldValue, type FieldProblem, type ResolvedField } from './instance.js';
+import { resultMessages, type ResultMessages } from './language.js';
+import type { PreparedRequest } from './request.js';
+import {
+  SCHEMA_VERSION,
+  type Change,
+  type Constraint,
+  type EffectiveState,
+  type FieldResult,
+  type Inference,
+  type IntentNode,
+  type IntentResult,
+  type Issue,
+  type Reference,
+  type Relation,
+  type Scalar,
+  type SourceRef,
+  type Unresolved,
+} from './schemas.js';
+
+type Counters = Record<'intent' | 'constraint' | 'relation' | 'unresolved', number>;
+
+const INPUT_REF: SourceRef = { root: 'input', pointer: '' };
+
+function highest(counters: Counters, id: string): void {
+  const dash = id.lastIndexOf('-');
+  const kind = id.slice(0, dash) as keyof Counters;
+  const n = Number(id.slice(dash + 1));
+  if (kind in counters && n > counters[kind]) counters[kind] = n;
+}
+
+function baselineCounters(baseline: EffectiveState | undefined): Counters {
+  const counters: Counters = { intent: 0, constraint: 0, relation: 0, unresolved: 0 };
+  if (baseline === undefined) return counters;
+  const walk = (intents: readonly IntentNode[]): void => {
+    for (const i of intents) {
+      highest(counters, i.id);
+      for (const c of i.constraints) highest(counters, c.id);
+      walk(i.children);
+    }
+  };
+  walk(baseline.intents);
+  for (const c of baseline.constraints) highest(counters, c.id);
+  for (const r of baseline.relations) highest(counters, r.id);
+  for (const u of baseline.unresolved) highest(counters, u.id);
+  return counters;
+}
+
+function added(kind: Change['target']['kind'], id: string, msgs: ResultMessages): Change {
+  return {
+    operation: 'add',
+    target: { kind, id },
+    description: msgs.added,
+    sourceRefs: [{ ...INPUT_REF }],
+    effect: 'applied',
+  };
+}
+
+function issue(code: string, severity: Issue['severity'], message: string, target?: Issue['target']): Issue {
+  const out: Issue = { code, severity, message };
+  if (target !== undefined) out.target = target;
+  return out;
+}
+
+function cloneIntent(i: IntentNode): IntentNode {
+  return {
+    id: i.id,
+    domain: i.domain,
+    action: i.action,
+    target: i.target,
+    goal: i.goal,
+    understanding: i.understanding,
+    constraints: i.constraints.map(cloneConstraint),
+    inputs: { ...i.inputs },
+    references: i.references.map((r) => ({ ...r })),
+    children: i.children.map(cloneIntent),
+    extensions: structuredClone(i.extensions),
+  };
+}
+
+function cloneConstraint(c: Constraint): Constraint {
+  return { id: c.id, kind: c.kind, text: c.text, scope: { ...c.scope } };
+}
+
+function sourceRefsFor(prepared: PreparedRequest, evidence: string | null | undefined): SourceRef[] {
+  if (evidence === undefined || evidence === null || evidence.trim() === '') return [];
+  if (prepared.request.input.includes(evidence)) return [{ ...INPUT_REF }];
+  const context = prepared.request.context ?? [];
+  for (let i = 0; i < context.length; i++)
+    if (context[i]?.text.includes(evidence) === true) return [{ root: 'context', pointer: `/${i}/text` }];
+  return [];
+}
+
+function problemText(problem: FieldProblem, field: ResolvedField, msgs: ResultMessages): string {
+  switch (problem) {
+    case 'enum':
+      return msgs.why.enum((field.spec.enum ?? []).join(', '));
+    case 'minimum':
+      return msgs.why.minimum(field.spec.minimum ?? 0);
+    case 'maximum':
+      return msgs.why.maximum(field.spec.maximum ?? 0);
+    case 'date':
+      return msgs.why.date;
+    case 'datetime':
+      return msgs.why.datetime;
+    case 'pattern':
+    case 'type':
+      return msgs.why.pattern;
+  }
+}
+
+/** Normalises a candidate that passed `validateCandidate` for the same prepared request. */
+export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentCandidate): IntentResult {
+  const msgs = resultMessages(prepared.language);
+  const baseline = prepared.baseline;
+  const counters = baselineCounters(baseline);
+  const changes: Change[] = [];
+  const issues: Issue[] = [];
+  const inferences: Inference[] = [];
+  const intentIds: string[] = [];
+  const refToId = new Map<string, string>();
+
+  // New intents, depth-first: an intent's id and its constraints' ids come before its children's.
+  const buildIntent = (c: CandidateIntent): IntentNode => {
+    const id = `intent-${++counters.intent}`;
+    if (c.ref !== undefined && c.ref !== null) refToId.set(c.ref, id);
+    intentIds.push(id);
+    changes.push(added('intent', id, msgs));
+    const constraints: Constraint[] = [];
+    for (const k of c.constraints ?? []) {
+      const cid = `constraint-${++counters.constraint}`;
+      constraints.push({ id: cid, kind: k.kind, text: k.text, scope: { type: 'intent', intentId: id } });
+      changes.push(added('constraint', cid, msgs));
+    }
+    const inputs: Record<string, Scalar | null> = {};
+    for (const entry of c.inputs ?? []) inputs[entry.name] = entry.value;
+    const references: Reference[] = (c.references ?? []).map((r) => {
+      const ref: Reference = { kind: r.kind } as Reference;
+      if (r.id !== undefined && r.id !== null) ref.id = r.id;
+      ref.text = r.text;
+      return ref;
+    });
+    const node: IntentNode = {
+      id,
+      domain: c.domain,
+      action: c.action,
+      target: c.target,
+      goal: c.goal,
+      understanding: c.understanding,
+      constraints,
+      inputs,
+      references,
+      children: [],
+      extensions: {},
+    };
+    node.children = (c.children ?? []).map(buildIntent);
+    return node;
+  };
+  const newIntents = candidate.intents.map(buildIntent);
+
+  const newConstraints: Constraint[] = (candidate.constraints ?? []).map((k) => {
+    const id = `constraint-${++counters.constraint}`;
+    changes.push(added('constraint', id, msgs));
+    return { id, kind: k.kind, text: k.text, scope: { type: 'request' } };
+  });
+
+  const resolve = (ref: string): string => refToId.get(ref) ?? ref;
+  const newRelations: Relation[] = (candidate.relations ?? []).map((r) => {
+    const id = `relation-${++counters.relation}`;
+    changes.push(added('relation', id, msgs));
+    const rel: Relation = { id, kind: r.kind, from: resolve(r.from), to: resolve(r.to) };
+    if (r.text !== undefined && r.text !== null) rel.text = r.text;
+    return rel;
+  });
+
+  const unresolved: Unresolved[] = (candidate.unresolved ?? []).map((u) => {
+    const id = `unresolved-${++counters.unresolved}`;
+    changes.push(added('unresolved', id, msgs));
+    const out: Unresolved = { id, kind: u.kind, text: u.text };
+    if (u.intentRef !== undefined && u.intentRef !== null) out.intentId = resolve(u.intentRef);
+    if (u.options !== undefined && u.options !== null) out.options = [...u.options];
+    return out;
+  });
+
+  // Baseline items first, with this turn's changes applied.
+  const baseIntents = (baseline?.intents ?? []).map(cloneIntent);
+  let baseConstraints = (baseline?.constraints ?? []).map(cloneConstraint);
+  const removed = new Set<string>();
+  const updatedIntents: string[] = [];
+
+  for (const change of candidate.baselineChanges ?? []) {
+    const { kind, id } = change.target;
+    const located = kind === 'intent' ? findIntent(baseIntents, id) : findConstraint(baseIntents, baseConstraints, id);
+    const refs: SourceRef[] = [{ ...INPUT_REF }];
+    if (baseline !== undefined) {
+      const pointer = kind === 'intent' ? intentPointer(baseline, id) : constraintPointer(baseline, id);
+      if (pointer !== undefined) refs.push({ root: 'baseline', pointer });
+    }
+    const record = (operation: Change['operation'], effect: Change['effect'], fallback: string): void => {
+      changes.push({
+        operation,
+        target: { kind, id },
+        description: change.text ?? fallback,
+        sourceRefs: refs,
+        effect,
+      });
+    };
+    const ignore = (operation: Change['operation'], fallback: string, why: string): void => {
+      record(operation, 'ignored', fallback);
+      issues.push(issue('change_ignored', 'warning', why, { kind, id }));
+    };
+    const fallback = change.operation === 'update' ? msgs.updated : msgs.removed;
+    if (located === undefined || removed.has(id)) {
+      ignore(change.operation, fallback, msgs.changeIgnoredTargetGone(id));
+      continue;
+    }
+    if (change.operation === 'remove') {
+      if (kind === 'intent') {
+        removeIntent(baseIntents, id, removed);
+      } else {
+        removed.add(id);
+        for (const i of allIntents(baseIntents)) i.constraints = i.constraints.filter((c) => c.id !== id);
+        baseConstraints = baseConstraints.filter((c) => c.id !== id);
+      }
+      record('remove', 'applied', fallback);
+      continue;
+    }
+    const set = change.set ?? {};
+    const allowed = kind === 'intent' ? INTENT_SET_KEYS : CONSTRAINT_SET_KEYS;
+    const given = Object.entries(set).filter(([, v]) => v !== undefined && v !== null);
+    const wrong = given.filter(([k]) => !allowed.has(k)).map(([k]) => k);
+    if (given.length === 0) {
+      ignore('update', fallback, msgs.changeIgnoredNothingToSet(id));
+      continue;
+    }
+    if (wrong.length > 0) {
+      ignore('update', fallback, msgs.changeIgnoredWrongKeys(id, wrong.join(', ')));
+      continue;
+    }
+    const target = located as unknown as Record<string, unknown>;
+    for (const [k, v] of given) target[k] = v;
+    if (kind === 'intent' && !updatedIntents.includes(id)) updatedIntents.push(id);
+    record('update', 'applied', fallback);
+  }
+
+  const intents = [...baseIntents, ...newIntents];
+  const liveIntents = new Set(allIntents(intents).map((i) => i.id));
+  const relations = [
+    ...(baseline?.relations ?? []).filter((r) => liveIntents.has(r.from) && liveIntents.has(r.to)).map((r) => ({ ...r })),
+    ...newRelations,
+  ];
+  const effective: EffectiveState = {
+    schemaVersion: SCHEMA_VERSION,
+    coverage: candidate.coverage,
+    scope: baseline === undefined ? 'current_request' : 'conversation',
+    intents,
+    constraints: [...baseConstraints, ...newConstraints],
+    relations,
+    unresolved,
+  };
+
+  // Field results, one per selected field in request order.
+  let ambiguousField = false;
+  let requiredGap = false;
+  const fieldResults: FieldResult[] = prepared.plan.fields.map((field) => {
+    const entry = candidate.fields?.[field.name];
+    const status = entry?.status ?? 'missing';
+    if (status === 'filled' && entry?.value !== undefined && entry.value !== null) {
+      const value = entry.value;
+      const sourceRefs = sourceRefsFor(prepared, entry.evidence);
+      const problem = checkFieldValue(field, value);
+      if (problem !== undefined) {
+        if (field.required) requiredGap = true;
+        issues.push(
+          issue('field_invalid', 'error', msgs.fieldInvalid(field.name, problemText(problem, field, msgs)), {
+            kind: 'field',
+            id: field.name,
+          }),
+        );
+        return { field: field.name, status: 'invalid', value, sourceRefs };
+      }
+      if ((field.type === 'date' || field.type === 'datetime') && typeof value === 'string' && !statedLiterally(prepared, value))
+        inferences.push({
+          kind: 'time',
+          target: { kind: 'field', id: field.name },
+          value,
+          basis: msgs.timeBasis(prepared.referenceTime),
+        });
+      return { field: field.name, status: 'filled', value, sourceRefs };
+    }
+    if (status === 'ambiguous') {
+      ambiguousField = true;
+      return {
+        field: field.name,
+        status: 'ambiguous',
+        candidates: [...(entry?.candidates ?? [])],
+        sourceRefs: sourceRefsFor(prepared, entry?.evidence),
+      };
+    }
+    const fallback = field.spec.default;
+    if (!field.required && fallback !== undefined) {
+      inferences.push({
+        kind: 'default',
+        target: { kind: 'field', id: field.name },
+        value: fallback,
+        basis: msgs.defaultBasis,
+      });
+      return { field: field.name, status: 'filled', value: fallback, sourceRefs: [] };
+    }
+    if (field.required) {
+      requiredGap = true;
+      issues.push(issue('field_missing', 'warning', msgs.requiredMissing(field.name), { kind: 'field', id: field.name }));
+    }
+    return { field: field.name, status: 'missing', sourceRefs: [] };
+  });
+
+  const everyIntent = allIntents(intents);
+  let status: IntentResult['status'];
+  if (intents.length === 0) status = 'no_intent';
+  else if (
+    unresolved.some((u) => u.kind === 'ambiguity') ||
+    ambiguousField ||
+    everyIntent.some((i) => i.understanding === 'ambiguous')
+  )
+    status = 'ambiguous';
+  else if (requiredGap) status = 'needs_input';
+  else if (effective.coverage !== 'complete' || unresolved.length > 0 || everyIntent.some((i) => i.understanding !== 'clear'))
+    status = 'partial';
+  else status = 'complete';
+
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    input: prepared.request.input,
+    status,
+    turn: {
+      kind: candidate.turnKind,
+      normalizedInput: prepared.normalizedInput,
+      intentIds: [...intentIds, ...updatedIntents],
+      changes,
+      facts: prepared.explicitReferenceTime ? { referenceTime: prepared.referenceTime } : {},
+    },
+    effective,
+    fieldResults,
+    issues,
+    inferences,
+  };
+}
+
+const INTENT_SET_KEYS: ReadonlySet<string> = new Set(['domain', 'action', 'target', 'goal', 'understanding']);
+const CONSTRAINT_SET_KEYS: ReadonlySet<string> = new Set(['kind', 'text']);
+
+function statedLiterally(prepared: PreparedRequest, value: string): boolean {
+  if (prepared.request.input.includes(value)) return true;
+  return (prepared.request.context ?? []).some((c) => c.text.includes(value));
+}
+
+function allIntents(intents: readonly IntentNode[]): IntentNode[] {
+  const out: IntentNode[] = [];
+  const walk = (list: readonly IntentNode[]): void => {
+    for (const i of list) {
+      out.push(i);
+      walk(i.children);
+    }
+  };
+  walk(intents);
+  return out;
+}
+
+function findIntent(intents: readonly IntentNode[], id: string): IntentNode | undefined {
+  return allIntents(intents).find((i) => i.id === id);
+}
+
+function findConstraint(intents: readonly IntentNode[], request: readonly Constraint[], id: string): Constraint | undefined {
+  for (const i of allIntents(intents)) {
+    const c = i.constraints.find((k) => k.id === id);
+    if (c !== undefined) return c;
+  }
+  return request.find((c) => c.id === id);
+}
+
+/** Removes an intent (and with it its children and constraints, which all count as removed). */
+function removeIntent(intents: IntentNode[], id: string, removed: Set<string>): void {
+  const index = intents.findIndex((i) => i.id === id);
+  if (index >= 0) {
+    const [gone] = intents.splice(index, 1);
+    if (gone !== undefined)
+      for (const i of allIntents([gone])) {
+        removed.add(i.id);
+        for (const c of i.constraints) removed.add(c.id);
+      }
+    return;
+  }
+  for (const i of intents) removeIntent(i.children, id, removed);
+}
+
+function intentPointer(baseline: EffectiveState, id: string): string | undefined {
+  const walk = (list: readonly IntentNode[], path: string): string | undefined => {
+    for (let n = 0; n < list.length; n++) {
+      const i = list[n];
+      if (i === undefined) continue;
+      if (i.id === id) return `${path}/${n}`;
+      const inner = walk(i.children, `${path}/${n}/children`);
+      if (inner !== undefined) return inner;
+    }
+    return undefined;
+  };
+  return walk(baseline.intents, '/intents');
+}
+
+function constraintPointer(baseline: EffectiveState, id: string): string | undefined {
+  const walk = (list: readonly IntentNode[], path: string): string | undefined => {
+    for (let n = 0; n < list.length; n++) {
+      const i = list[n];
+      if (i === undefined) continue;
+      const k = i.constraints.findIndex((c) => c.id === id);
+      if (k >= 0) return `${path}/${n}/constraints/${k}`;
+      const inner = walk(i.children, `${path}/${n}/children`);
+      if (inner !== undefined) return inner;
+    }
+    return undefined;
+  };
+  const nested = walk(baseline.intents, '/intents');
+  if (nested !== undefined) return nested;
+  const k = baseline.constraints.findIndex((c) => c.id === id);
+  return k >= 0 ? `/constraints/${k}` : undefined;
+}
