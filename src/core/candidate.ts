@@ -113,7 +113,9 @@ export const BaselineChangeSchema = z
       })
       .strict()
       .nullish()
-      .describe('for update: the new values; null keys stay unchanged. Intents take domain/action/target/goal/understanding, constraints take kind/text'),
+      .describe(
+        'for update: the new values; null keys stay unchanged. Intents take domain/action/target/goal/understanding, constraints take kind/text',
+      ),
     text: z.string().nullish().describe('why, in the user’s words'),
   })
   .strict();
@@ -152,7 +154,10 @@ const candidateBase = {
   turnKind: z.enum(TURN_KINDS),
   coverage: z.enum(COVERAGES),
   intents: z.array(CandidateIntentSchema),
-  constraints: z.array(CandidateConstraintSchema).nullish().describe('request-level constraints, not tied to one intent'),
+  constraints: z
+    .array(CandidateConstraintSchema)
+    .nullish()
+    .describe('request-level constraints, not tied to one intent'),
   relations: z.array(CandidateRelationSchema).nullish(),
   unresolved: z.array(CandidateUnresolvedSchema).nullish(),
 };
@@ -210,5 +215,5 @@ export function toOutputSchema(schema: z.ZodType): JsonSchemaObject {
         delete jsonSchema.maximum;
       }
     },
-  }) as JsonSchemaObject;
+  });
 }

@@ -57,7 +57,10 @@ export function zodIssuesToFeedback(issues: readonly z.core.$ZodIssue[], input?:
         break;
       case 'unrecognized_keys':
         for (const key of issue.keys)
-          out.push({ path: toPointer([...issue.path, key]), message: `Remove the key "${key}": it is not allowed here.` });
+          out.push({
+            path: toPointer([...issue.path, key]),
+            message: `Remove the key "${key}": it is not allowed here.`,
+          });
         break;
       case 'invalid_value':
         out.push({

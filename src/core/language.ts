@@ -71,7 +71,8 @@ const en: ResultMessages = {
   removed: "Removed by this turn's request",
   changeIgnoredTargetGone: (id) => `The change to ${id} was not applied: that item was already removed in this turn.`,
   changeIgnoredNothingToSet: (id) => `The update of ${id} was not applied: it gives no new value.`,
-  changeIgnoredWrongKeys: (id, keys) => `The update of ${id} was not applied: ${keys} do not apply to that kind of item.`,
+  changeIgnoredWrongKeys: (id, keys) =>
+    `The update of ${id} was not applied: ${keys} do not apply to that kind of item.`,
   fieldInvalid: (field, why) => `The value of field ${field} is not acceptable: ${why}.`,
   requiredMissing: (field) => `The required field ${field} is missing; ask the user for it.`,
   defaultBasis: 'schema default',

@@ -261,7 +261,9 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
   const intents = [...baseIntents, ...newIntents];
   const liveIntents = new Set(allIntents(intents).map((i) => i.id));
   const relations = [
-    ...(baseline?.relations ?? []).filter((r) => liveIntents.has(r.from) && liveIntents.has(r.to)).map((r) => ({ ...r })),
+    ...(baseline?.relations ?? [])
+      .filter((r) => liveIntents.has(r.from) && liveIntents.has(r.to))
+      .map((r) => ({ ...r })),
     ...newRelations,
   ];
   const effective: EffectiveState = {
@@ -275,8 +277,8 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
   };
 
   // Field results, one per selected field in request order.
-  let ambiguousField = false;
-  let requiredGap = false;
+  let ambiguousField = false as boolean;
+  let requiredGap = false as boolean;
   const fieldResults: FieldResult[] = prepared.plan.fields.map((field) => {
     const entry = candidate.fields?.[field.name];
     const status = entry?.status ?? 'missing';
@@ -294,7 +296,11 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
         );
         return { field: field.name, status: 'invalid', value, sourceRefs };
       }
-      if ((field.type === 'date' || field.type === 'datetime') && typeof value === 'string' && !statedLiterally(prepared, value))
+      if (
+        (field.type === 'date' || field.type === 'datetime') &&
+        typeof value === 'string' &&
+        !statedLiterally(prepared, value)
+      )
         inferences.push({
           kind: 'time',
           target: { kind: 'field', id: field.name },
@@ -324,7 +330,9 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
     }
     if (field.required) {
       requiredGap = true;
-      issues.push(issue('field_missing', 'warning', msgs.requiredMissing(field.name), { kind: 'field', id: field.name }));
+      issues.push(
+        issue('field_missing', 'warning', msgs.requiredMissing(field.name), { kind: 'field', id: field.name }),
+      );
     }
     return { field: field.name, status: 'missing', sourceRefs: [] };
   });
@@ -339,7 +347,11 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
   )
     status = 'ambiguous';
   else if (requiredGap) status = 'needs_input';
-  else if (effective.coverage !== 'complete' || unresolved.length > 0 || everyIntent.some((i) => i.understanding !== 'clear'))
+  else if (
+    effective.coverage !== 'complete' ||
+    unresolved.length > 0 ||
+    everyIntent.some((i) => i.understanding !== 'clear')
+  )
     status = 'partial';
   else status = 'complete';
 
@@ -385,7 +397,11 @@ function findIntent(intents: readonly IntentNode[], id: string): IntentNode | un
   return allIntents(intents).find((i) => i.id === id);
 }
 
-function findConstraint(intents: readonly IntentNode[], request: readonly Constraint[], id: string): Constraint | undefined {
+function findConstraint(
+  intents: readonly IntentNode[],
+  request: readonly Constraint[],
+  id: string,
+): Constraint | undefined {
   for (const i of allIntents(intents)) {
     const c = i.constraints.find((k) => k.id === id);
     if (c !== undefined) return c;

@@ -77,7 +77,11 @@ export const FieldSpecSchema = z
       ctx.addIssue({ code: 'custom', path: ['enum'], message: '"enum" values must be unique' });
     if (spec.pattern !== undefined) {
       if (spec.type !== 'string')
-        ctx.addIssue({ code: 'custom', path: ['pattern'], message: '"pattern" is only allowed on fields of type string' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['pattern'],
+          message: '"pattern" is only allowed on fields of type string',
+        });
       else {
         try {
           new RegExp(spec.pattern, 'u');
@@ -331,9 +335,7 @@ export type ResultStatus = IntentResult['status'];
 // ---------------------------------------------------------------------------------------------------------------------
 // The request
 
-export const ContextItemSchema = z
-  .object({ role: z.enum(['user', 'assistant', 'system']), text: z.string() })
-  .strict();
+export const ContextItemSchema = z.object({ role: z.enum(['user', 'assistant', 'system']), text: z.string() }).strict();
 export type ContextItem = z.infer<typeof ContextItemSchema>;
 
 /**

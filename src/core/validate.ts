@@ -57,7 +57,8 @@ function checkReferences(candidate: IntentCandidate, baseline: EffectiveState | 
     intents.forEach((intent, i) => {
       const at = [...path, i];
       if (intent.ref !== undefined && intent.ref !== null) {
-        if (intent.ref === '') push(toPointer([...at, 'ref']), 'A ref must not be empty; use null when none is needed.');
+        if (intent.ref === '')
+          push(toPointer([...at, 'ref']), 'A ref must not be empty; use null when none is needed.');
         else if (refs.has(intent.ref))
           push(toPointer([...at, 'ref']), `The ref "${intent.ref}" is used twice; give each intent its own ref.`);
         refs.add(intent.ref);
@@ -87,12 +88,12 @@ function checkReferences(candidate: IntentCandidate, baseline: EffectiveState | 
     for (const c of baseline.constraints) baselineConstraints.add(c.id);
   }
   const resolves = (ref: string): boolean => refs.has(ref) || baselineIntents.has(ref);
-  const refHint = baseline === undefined ? 'a ref defined on an intent' : 'a ref defined on an intent or a baseline intent id';
+  const refHint =
+    baseline === undefined ? 'a ref defined on an intent' : 'a ref defined on an intent or a baseline intent id';
 
   (candidate.relations ?? []).forEach((rel, i) => {
     for (const end of ['from', 'to'] as const)
-      if (!resolves(rel[end]))
-        push(toPointer(['relations', i, end]), `"${rel[end]}" points nowhere; use ${refHint}.`);
+      if (!resolves(rel[end])) push(toPointer(['relations', i, end]), `"${rel[end]}" points nowhere; use ${refHint}.`);
   });
   (candidate.unresolved ?? []).forEach((u, i) => {
     if (u.intentRef !== undefined && u.intentRef !== null && !resolves(u.intentRef))
@@ -108,7 +109,10 @@ function checkReferences(candidate: IntentCandidate, baseline: EffectiveState | 
   });
   for (const [name, field] of Object.entries(candidate.fields ?? {})) {
     if (field.status === 'filled' && (field.value === undefined || field.value === null))
-      push(toPointer(['fields', name, 'value']), 'A filled field needs its value; if the input does not state it, use status "missing".');
+      push(
+        toPointer(['fields', name, 'value']),
+        'A filled field needs its value; if the input does not state it, use status "missing".',
+      );
   }
   return issues;
 }

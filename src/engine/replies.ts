@@ -1,0 +1,98 @@
+/**
+ * The replies of the handoff engine. A reply is the exact text that becomes `content[0].text` of the MCP envelope, so
+ * rendering is deterministic: the same outcome always gives the same bytes, which is what replay relies on.
+ */
+import { IntentError } from '../core/errors.js';
+import type { FeedbackIssue } from '../../machines/handoff.js';
+
+export type HandoffReply =
+  | { readonly isError: false; readonly text: string; readonly value: object }
+  | { readonly isError: true; readonly text: string; readonly error: IntentError };
+
+export function successReply(value: object, text = JSON.stringify(value)): HandoffReply {
+  return { isError: false, text, value };
+}
+
+export function errorReply(error: IntentError): HandoffReply {
+  return { isError: true, text: JSON.stringify({ error: error.toJSON() }), error };
+}
+
+/** Rebuilds a reply from its stored text (replay of a retained terminal reply: the text itself, byte for byte). */
+export function replyFromText(isError: boolean, text: string): HandoffReply {
+  if (!isError) return { isError: false, text, value: JSON.parse(text) as object };
+  const parsed = JSON.parse(text) as { error: unknown };
+  return { isError: true, text, error: IntentError.fromJSON(parsed.error) };
+}
+
+export const handoffErrors = {
+  notFound: (requestId: string) =>
+    new IntentError(
+      'HANDOFF_NOT_FOUND',
+      'No request with this requestId and submissionToken is live or retained in this session; call intent_prepare again.',
+      { requestId },
+    ),
+  conflict: (requestId: string) =>
+    new IntentError(
+      'HANDOFF_CONFLICT',
+      'A different candidate was already submitted for this request; resubmit that exact candidate to get its reply, or call intent_prepare for a new request.',
+      { requestId },
+    ),
+  cancelled: (requestId: string, reason: string) =>
+    new IntentError('HANDOFF_CANCELLED', 'This request was cancelled; call intent_prepare again to start over.', {
+      requestId,
+      details: { reason },
+    }),
+  expired: (requestId: string) =>
+    new IntentError('HANDOFF_EXPIRED', 'This request passed its deadline; call intent_prepare again to start over.', {
+      requestId,
+    }),
+  sessionClosed: (requestId?: string) =>
+    new IntentError(
+      'SESSION_CLOSED',
+      'The session was closed; open a new connection and call intent_prepare again.',
+      requestId === undefined ? {} : { requestId },
+    ),
+  candidateInvalid: (requestId: string, issues: readonly FeedbackIssue[]) =>
+    new IntentError(
+      'CANDIDATE_INVALID',
+      `The candidate has ${issues.length === 1 ? 'a format problem' : `${issues.length} format problems`}; fix exactly the listed issues once and submit the whole corrected candidate with the same requestId and submissionToken.`,
+      {
+        requestId,
+        details: {
+          issues: issues.map((i) => ({ path: i.path, message: i.message })),
+          correction: { allowed: true, remaining: 1 },
+        },
+      },
+    ),
+  candidateRejected: (requestId: string, issues: readonly FeedbackIssue[]) =>
+    new IntentError(
+      'CANDIDATE_REJECTED',
+      'The corrected candidate still has format problems and the one correction is spent; do not resubmit, call intent_prepare for a new request instead.',
+      {
+        requestId,
+        details: {
+          issues: issues.map((i) => ({ path: i.path, message: i.message })),
+          correction: { allowed: false, remaining: 0 },
+        },
+      },
+    ),
+  capacity: (limit: number) =>
+    new IntentError(
+      'CAPACITY_EXCEEDED',
+      `This session already has ${limit} live requests; finish or cancel some (intent_accept / intent_cancel) before preparing more.`,
+      { details: { limit } },
+    ),
+  candidateTooLarge: (requestId: string, limit: number) =>
+    new IntentError(
+      'INPUT_INVALID',
+      `The candidateText is larger than ${limit} bytes; send a shorter candidate that follows the outputSchema.`,
+      { requestId, details: { issues: [{ path: '/candidateText', message: `At most ${limit} UTF-8 bytes.` }] } },
+    ),
+  aborted: (requestId?: string) =>
+    new IntentError('ABORTED', 'The call was aborted by its caller.', requestId === undefined ? {} : { requestId }),
+  disposed: (name: string) =>
+    new IntentError(
+      'INSTANCE_DISPOSED',
+      `The instance "${name}" was disposed; create a new Intent to recognise more requests.`,
+    ),
+};
