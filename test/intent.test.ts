@@ -1,0 +1,357 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it, vi } from 'vitest';
+import { IntentError } from '../src/core/errors.js';
+import type { ExecutorContext, IntentExecutor } from '../src/core/executor.js';
+import { IntentResultSchema, ModelTaskSchema, type ModelTask } from '../src/core/schemas.js';
+import { Intent, type IntentOptions } from '../src/intent.js';
+
+const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+const SEED_CANDIDATE = fixture('seed-candidate.json');
+const SEED_REQUEST = (JSON.parse(fixture('seed-executor-request.json')) as { params: { arguments: { input: string } } })
+  .params.arguments;
+const SEED_RESULT = (JSON.parse(fixture('seed-executor-reply.json')) as { structuredContent: unknown })
+  .structuredContent;
+const CJK = /[\u4e00-\u9fff]/u;
+
+function thrownBy(fn: () => unknown): IntentError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(IntentError);
+    return error as IntentError;
+  }
+  return expect.fail('expected an IntentError to be thrown');
+}
+
+async function rejectionOf(promise: Promise<unknown>): Promise<IntentError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(IntentError);
+    return error as IntentError;
+  }
+  return expect.fail('expected the promise to reject with an IntentError');
+}
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** An executor answering from a script, one text per call; records what it was given. */
+function scripted(...texts: string[]) {
+  const calls: { task: ModelTask; ctx: ExecutorContext }[] = [];
+  const executor = vi.fn<IntentExecutor>((task, ctx) => {
+    calls.push({ task, ctx });
+    const text = texts[calls.length - 1];
+    return text === undefined ? Promise.reject(new Error('script exhausted')) : Promise.resolve(text);
+  });
+  return { executor, calls };
+}
+
+describe('new Intent(options)', () => {
+  const bad: [string, unknown, string][] = [
+    ['options that are null', null, 'options'],
+    ['options that are a string', 'main', 'options'],
+    ['options that are an array', [{}], 'options'],
+    ['an unknown key', { mode: 'host' }, 'options/mode'],
+    ['a bad language', { language: 'fr' }, 'options/language'],
+    ['a negative timeoutMs', { timeoutMs: -1 }, 'options/timeoutMs'],
+    ['a fractional timeoutMs', { timeoutMs: 2.5 }, 'options/timeoutMs'],
+    ['limits that are not an object', { limits: 5 }, 'options/limits'],
+    ['a zero maxInputChars', { limits: { maxInputChars: 0 } }, 'options/limits/maxInputChars'],
+    ['an unknown limit', { limits: { maxTokens: 10 } }, 'options/limits/maxTokens'],
+    ['domains that are not strings', { domains: [1] }, 'options/domains/0'],
+    ['a schema without fields', { schema: {} }, 'options/schema/fields'],
+    ['a field name with a space', { schema: { fields: { 'a b': { type: 'string' } } } }, 'options/schema/fields/a b'],
+    ['the field name constructor', { schema: { fields: { constructor: { type: 'string' } } } }, 'constructor'],
+    ['an unknown field type', { schema: { fields: { f: { type: 'money' } } } }, 'options/schema/fields/f/type'],
+    ['an enum field without enum', { schema: { fields: { f: { type: 'enum' } } } }, 'options/schema/fields/f/enum'],
+    [
+      'enum on a string field',
+      { schema: { fields: { f: { type: 'string', enum: ['a'] } } } },
+      'options/schema/fields/f/enum',
+    ],
+    [
+      'an invalid regex pattern',
+      { schema: { fields: { f: { type: 'string', pattern: '([a-z]' } } } },
+      'options/schema/fields/f/pattern',
+    ],
+    [
+      'a pattern on an integer field',
+      { schema: { fields: { f: { type: 'integer', pattern: '^1$' } } } },
+      'options/schema/fields/f/pattern',
+    ],
+    [
+      'minimum greater than maximum',
+      { schema: { fields: { f: { type: 'number', minimum: 5, maximum: 1 } } } },
+      'options/schema/fields/f/minimum',
+    ],
+    [
+      'a default that breaks its own pattern',
+      { schema: { fields: { f: { type: 'string', pattern: '^[0-9]+$', default: 'abc' } } } },
+      'options/schema/fields/f/default',
+    ],
+    [
+      'a default of the wrong type',
+      { schema: { fields: { f: { type: 'integer', default: '3' } } } },
+      'options/schema/fields/f/default',
+    ],
+    [
+      'a default outside the enum',
+      { schema: { fields: { f: { type: 'enum', enum: ['a', 'b'], default: 'c' } } } },
+      'options/schema/fields/f/default',
+    ],
+    ['an executor that is not a function', { executor: { kind: 'openai-compatible' } }, 'options/executor'],
+  ];
+
+  it.each(bad)('[S02-CONFIG] [S06-THROWN] throws CONFIG_INVALID for %s, naming the path', (_what, options, path) => {
+    const error = thrownBy(() => new Intent(options as IntentOptions));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.category).toBe('config');
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain(path);
+    const issues = error.details?.['issues'] as { path: string }[] | undefined;
+    if (path.startsWith('options/')) expect(issues?.map((i) => i.path)).toContain(path);
+  });
+
+  it('[S02-CONFIG] refuses __proto__ as a field name (a config file parsed from JSON can hold it)', () => {
+    const options = JSON.parse(
+      '{"schema":{"fields":{"__proto__":{"type":"string"},"ok":{"type":"string"}}}}',
+    ) as IntentOptions;
+    const error = thrownBy(() => new Intent(options));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain('__proto__');
+  });
+
+  it('[S02-CONFIG] accepts a full, valid configuration and resolves its defaults', () => {
+    const intent = new Intent({
+      description: 'Order desk',
+      instructions: 'Order ids are digits.',
+      domains: ['orders'],
+      schema: {
+        fields: {
+          orderId: { type: 'string', pattern: '^[0-9]+$', required: true, description: 'the order id' },
+          quantity: { type: 'integer', minimum: 1, maximum: 9, default: 1 },
+          express: { type: 'boolean', default: false },
+          color: { type: 'enum', enum: ['red', 'blue'], default: 'red' },
+          'pickup.at': { type: 'datetime' },
+        },
+      },
+      timeoutMs: 30_000,
+      limits: { maxInputChars: 500 },
+      executor: () => Promise.resolve(SEED_CANDIDATE),
+    });
+    expect(intent.model.language).toBe('auto');
+    expect(intent.model.timeoutMs).toBe(30_000);
+    expect(intent.model.limits).toEqual({
+      maxInputChars: 500,
+      maxContextItems: 50,
+      maxCandidateBytes: 1024 * 1024,
+      maxPendingPerSession: 64,
+    });
+    expect([...intent.model.fields.keys()]).toEqual(['orderId', 'quantity', 'express', 'color', 'pickup.at']);
+    expect(intent.disposed).toBe(false);
+  });
+});
+
+describe('intent.parse', () => {
+  it('[S02-EXECUTOR-FN] calls the executor with (task, { signal, feedback: undefined }) and resolves with the result', async () => {
+    const { executor, calls } = scripted(SEED_CANDIDATE);
+    const intent = new Intent({ executor });
+    const result = await intent.parse(SEED_REQUEST);
+    expect(executor).toHaveBeenCalledTimes(1);
+    const [{ task, ctx }] = calls as [(typeof calls)[0]];
+    expect(Object.keys(task)).toEqual(['instructions', 'input', 'outputSchema']);
+    expect(ModelTaskSchema.parse(task)).toEqual(task);
+    expect(task.input.input).toBe(SEED_REQUEST.input);
+    expect(ctx.signal).toBeInstanceOf(AbortSignal);
+    expect(ctx.signal.aborted).toBe(false);
+    expect(ctx.feedback).toBeUndefined();
+    // The executor sees material only: no handoff credentials.
+    expect(JSON.stringify(task)).not.toMatch(/submissionToken|requestId/);
+    expect(IntentResultSchema.parse(result)).toEqual(result);
+    expect(result).toEqual(SEED_RESULT);
+  });
+
+  it('[S02-EXECUTOR-FN] after a format error asks once more with { candidateText, issues } and then succeeds', async () => {
+    const { executor, calls } = scripted('```json\n{"turnKind":"request"}\n```', SEED_CANDIDATE);
+    const result = await new Intent({ executor }).parse(SEED_REQUEST);
+    expect(executor).toHaveBeenCalledTimes(2);
+    const second = calls[1]!;
+    expect(second.task).toEqual(calls[0]!.task);
+    expect(second.ctx.signal).toBeInstanceOf(AbortSignal);
+    expect(second.ctx.feedback?.candidateText).toBe('```json\n{"turnKind":"request"}\n```');
+    expect(second.ctx.feedback?.issues).toEqual([
+      { path: '/coverage', message: expect.any(String) as unknown },
+      { path: '/intents', message: expect.any(String) as unknown },
+    ]);
+    expect(result).toEqual(SEED_RESULT);
+  });
+
+  it('[S02-EXECUTOR-FN] rejects with CANDIDATE_REJECTED after two bad candidates, having asked exactly twice', async () => {
+    const { executor, calls } = scripted('I cannot do that.', '{"turnKind":"request","coverage":"all","intents":[]}');
+    const error = await rejectionOf(new Intent({ executor }).parse({ input: 'check order 123' }));
+    expect(executor).toHaveBeenCalledTimes(2);
+    expect(calls[1]!.ctx.feedback?.candidateText).toBe('I cannot do that.');
+    expect(calls[1]!.ctx.feedback?.issues).toEqual([{ path: '', message: expect.stringContaining('JSON') as unknown }]);
+    expect(error.code).toBe('CANDIDATE_REJECTED');
+    expect(error.category).toBe('candidate');
+    expect(error.retryable).toBe(false);
+    expect(error.details?.['correction']).toEqual({ allowed: false, remaining: 0 });
+    expect(error.details?.['issues']).toEqual([{ path: '/coverage', message: expect.any(String) as unknown }]);
+  });
+
+  it('[S02-EXECUTOR-FN] rejects with CANDIDATE_REJECTED when the executor repeats the same bad candidate', async () => {
+    const { executor } = scripted('not json', 'not json');
+    const error = await rejectionOf(new Intent({ executor }).parse({ input: 'check order 123' }));
+    expect(executor).toHaveBeenCalledTimes(2);
+    expect(error.code).toBe('CANDIDATE_REJECTED');
+    expect(error.details?.['correction']).toEqual({ allowed: false, remaining: 0 });
+  });
+
+  it('[S06-THROWN] rejects (never throws synchronously) with INPUT_INVALID for a bad request, without asking the executor', async () => {
+    const { executor } = scripted(SEED_CANDIDATE);
+    const intent = new Intent({ executor });
+    const pending = intent.parse({ input: 'hi', apiKey: 'sk-live-x' });
+    expect(pending).toBeInstanceOf(Promise);
+    const error = await rejectionOf(pending);
+    expect(error.code).toBe('INPUT_INVALID');
+    expect(error.message).toContain('"apiKey"');
+    expect(executor).not.toHaveBeenCalled();
+  });
+
+  it('[S02-CONFIG] rejects with CONFIG_INVALID when the instance has no executor', async () => {
+    const error = await rejectionOf(new Intent({}).parse({ input: 'check order 123' }));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.category).toBe('config');
+    expect(error.message).toContain('executor');
+  });
+});
+
+describe('intent.dispose', () => {
+  it('[S02-DISPOSE] [SEED-DISPOSED] refuses new recognitions while one started before dispose still resolves', async () => {
+    const answer = deferred<string>();
+    const called = deferred<undefined>();
+    const executor = vi.fn<IntentExecutor>(() => {
+      called.resolve(undefined);
+      return answer.promise;
+    });
+    const intent = new Intent({ executor });
+    const inFlight = intent.parse(SEED_REQUEST);
+    await called.promise;
+
+    intent.dispose();
+    expect(intent.disposed).toBe(true);
+    const refused = await rejectionOf(intent.parse(SEED_REQUEST));
+    expect(refused.code).toBe('INSTANCE_DISPOSED');
+    expect(refused.category).toBe('config');
+    expect(refused.retryable).toBe(false);
+    expect(executor).toHaveBeenCalledTimes(1);
+
+    answer.resolve(SEED_CANDIDATE);
+    await expect(inFlight).resolves.toEqual(SEED_RESULT);
+    // Still refused afterwards, and dispose() again changes nothing.
+    intent.dispose();
+    expect((await rejectionOf(intent.parse(SEED_REQUEST))).code).toBe('INSTANCE_DISPOSED');
+  });
+
+  it('[S02-DISPOSE] lets an in-flight recognition finish its correction after dispose', async () => {
+    const second = deferred<string>();
+    const secondCalled = deferred<undefined>();
+    let calls = 0;
+    const executor = vi.fn<IntentExecutor>(() => {
+      calls += 1;
+      if (calls === 1) return Promise.resolve('oops');
+      secondCalled.resolve(undefined);
+      return second.promise;
+    });
+    const intent = new Intent({ executor });
+    const inFlight = intent.parse(SEED_REQUEST);
+    await secondCalled.promise;
+    intent.dispose();
+    second.resolve(SEED_CANDIDATE);
+    await expect(inFlight).resolves.toEqual(SEED_RESULT);
+    expect(executor).toHaveBeenCalledTimes(2);
+  });
+
+  it('[SEED-DISPOSED] a disposed instance never calls its executor', async () => {
+    const { executor } = scripted(SEED_CANDIDATE);
+    const intent = new Intent({ executor });
+    intent.dispose();
+    const error = await rejectionOf(intent.parse(SEED_REQUEST));
+    expect(error.code).toBe('INSTANCE_DISPOSED');
+    expect(executor).not.toHaveBeenCalled();
+  });
+});
+
+describe('instructions', () => {
+  async function taskFor(options: IntentOptions, request: unknown): Promise<ModelTask> {
+    const { executor, calls } = scripted(SEED_CANDIDATE);
+    await new Intent({ ...options, executor }).parse(request);
+    return calls[0]!.task;
+  }
+
+  it('[S02-INSTRUCTIONS] are in zh-CN for Chinese input: the outputSchema, one correction, never inventing values', async () => {
+    const task = await taskFor({}, { input: '查询订单000123，不要取消订单' });
+    expect(task.input.language).toBe('zh-CN');
+    const text = task.instructions;
+    expect(text).toMatch(CJK);
+    expect(text).toContain('outputSchema');
+    expect(text).toContain('不要编造');
+    expect(text).toMatch(/纠正[^\n]*一次/);
+    expect(text).not.toContain('Never invent');
+  });
+
+  it('[S02-INSTRUCTIONS] are in English for English input: the outputSchema, one correction, never inventing values', async () => {
+    const task = await taskFor({}, { input: 'Look up order 000123 but do not cancel it' });
+    expect(task.input.language).toBe('en');
+    const text = task.instructions;
+    expect(text).not.toMatch(CJK);
+    expect(text).toContain('outputSchema');
+    expect(text).toMatch(/never invent/i);
+    expect(text).toMatch(/correct[^\n]*once/i);
+    expect(text).toMatch(/missing/);
+    expect(text).toMatch(/ambiguous/);
+  });
+
+  it('[S02-INSTRUCTIONS] follow output.language and the instance language over the input', async () => {
+    const en = await taskFor({}, { input: '查询订单000123', output: { language: 'en' } });
+    expect(en.input.language).toBe('en');
+    expect(en.instructions).toMatch(/never invent/i);
+    const zh = await taskFor({ language: 'zh-CN' }, { input: 'Look up order 000123' });
+    expect(zh.input.language).toBe('zh-CN');
+    expect(zh.instructions).toContain('不要编造');
+  });
+
+  it('[S02-INSTRUCTIONS] include the instance description, instructions and domains, in both languages', async () => {
+    const options: IntentOptions = {
+      description: 'Recognises requests to the ACME order desk.',
+      instructions: 'Order ids are six digits; "the last order" means the most recent one.',
+      domains: ['orders', 'billing', 'shipping'],
+    };
+    for (const input of ['Look up order 000123', '查询订单000123']) {
+      const { instructions } = await taskFor(options, { input });
+      expect(instructions).toContain('Recognises requests to the ACME order desk.');
+      expect(instructions).toContain('Order ids are six digits; "the last order" means the most recent one.');
+      for (const domain of ['orders', 'billing', 'shipping']) expect(instructions).toContain(domain);
+    }
+    const plain = await taskFor({}, { input: 'Look up order 000123' });
+    expect(plain.instructions).not.toContain('ACME');
+  });
+
+  it('[S02-INSTRUCTIONS] explain fields and baseline changes only when the request has them', async () => {
+    const options: IntentOptions = { schema: { fields: { orderId: { type: 'string' } } } };
+    const withField = await taskFor(options, { input: 'Look up order 000123', fields: ['orderId'] });
+    const without = await taskFor(options, { input: 'Look up order 000123' });
+    expect(withField.instructions).toMatch(/"filled"[^\n]*"missing"[^\n]*"ambiguous"/);
+    expect(without.instructions).not.toMatch(/"filled"/);
+    expect(withField.instructions).not.toContain('baselineChanges');
+    const effective = (SEED_RESULT as { effective: unknown }).effective;
+    const withBaseline = await taskFor({}, { input: 'Also cancel it', baseline: effective });
+    expect(withBaseline.instructions).toContain('baselineChanges');
+  });
+});
