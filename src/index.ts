@@ -57,3 +57,15 @@ export {
   type HandoffEvent,
   type HandoffContext,
 } from '../machines/handoff.js';
+export {
+  createIntentMcpAdapter,
+  PROTOCOL_VERSIONS,
+  type IntentMcpAdapter,
+  type IntentMcpAdapterConfig,
+  type IntentMcpConnectOptions,
+  type IntentMcpSession,
+  type ProtocolVersion,
+} from './mcp/adapter.js';
+export { mountIntentMcpTools, type IntentMcpMount, type MountIntentMcpToolsOptions } from './mcp/mount.js';
+export type { IntentMcpToolResult } from './mcp/envelopes.js';
+export type { IntentMcpToolDefinition, IntentMcpToolAnnotations, IntentMcpMode } from './mcp/tools.js';

@@ -1,0 +1,336 @@
+/**
+ * The MCP adapter (spec 04): transport-free, it turns `(toolName, args, options)` into an MCP tool result. The SDK owns
+ * JSON-RPC, negotiation, discovery and transports; `mountIntentMcpTools` (mount.ts) wires an adapter into an SDK server.
+ */
+import { z } from 'zod';
+import { IntentError, toIntentError } from '../core/errors.js';
+import { zodIssuesToFeedback } from '../core/feedback.js';
+import { LimitsOverrideSchema, PREFIX_PATTERN, isValidName, type LimitsOverride } from '../core/schemas.js';
+import type { HandoffClock } from '../engine/clock.js';
+import {
+  HandoffEngine,
+  type EngineSession,
+  type EngineSnapshot,
+  type HandoffInstance,
+  type HandoffTransition,
+} from '../engine/engine.js';
+import { recognize } from '../engine/recognize.js';
+import { handoffErrors, successReply, type HandoffReply } from '../engine/replies.js';
+import { Intent, type IntentParseOptions } from '../intent.js';
+import { envelopeFromReply, errorEnvelope, type IntentMcpToolResult } from './envelopes.js';
+import {
+  BASE_TOOL_NAMES,
+  TOOL_KINDS_BY_MODE,
+  buildToolDefinitions,
+  parseAcceptArgs,
+  parseArgs,
+  CancelArgsSchema,
+  type IntentMcpMode,
+  type IntentMcpToolDefinition,
+  type ToolKind,
+} from './tools.js';
+
+/** The protocol revisions the adapter speaks (spec 04). */
+export const PROTOCOL_VERSIONS = ['2025-06-18', '2025-11-25', '2026-07-28'] as const;
+export type ProtocolVersion = (typeof PROTOCOL_VERSIONS)[number];
+
+export interface IntentMcpAdapterConfig {
+  /** `'executor'` (default) exposes `intent_parse`; `'host'` exposes `intent_prepare` / `intent_accept` / `intent_cancel`. */
+  mode?: IntentMcpMode;
+  /** Caller-created `Intent`s by name (1–64 of `[A-Za-z0-9_.-]`, not a prototype key). Never disposed by the adapter. */
+  instances: Record<string, Intent>;
+  /** Prepended to every tool name (same character set, may be empty). Default `''`. */
+  toolPrefix?: string;
+  /** Session-level limits; `maxPendingPerSession` (default 64) and `maxCandidateBytes` (default 1 MiB) apply here. */
+  limits?: LimitsOverride;
+  /** Time source (tests pass an XState `SimulatedClock`). Default: the system clock. */
+  clock?: HandoffClock;
+}
+
+export interface IntentMcpConnectOptions {
+  /** The revision the SDK negotiated for this connection; never taken from tool input. */
+  protocolVersion: ProtocolVersion;
+  /** Shown by the inspector only. */
+  label?: string;
+}
+
+export interface IntentMcpSession {
+  readonly id: string;
+  readonly protocolVersion: ProtocolVersion;
+  /** Never throws. Resolves to exactly `undefined` for a name that is not one of this adapter's tools. */
+  callTool(name: string, args: unknown, options?: IntentParseOptions): Promise<IntentMcpToolResult | undefined>;
+  /** Cancels this session's live requests (waiters get `SESSION_CLOSED`) and drops its retained replies. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface IntentMcpAdapter {
+  readonly mode: IntentMcpMode;
+  readonly tools: readonly IntentMcpToolDefinition[];
+  connect(options: IntentMcpConnectOptions): IntentMcpSession;
+  /** Closes every session this adapter created and refuses new ones. Never disposes an `Intent`. Idempotent. */
+  close(): Promise<void>;
+  /** Transition stream of every request of this adapter (no tokens, no candidate text). */
+  inspect(listener: (t: HandoffTransition) => void): () => void;
+  /** Live requests per session and terminal store usage. */
+  snapshot(): EngineSnapshot;
+}
+
+const ConfigShapeSchema = z
+  .object({
+    mode: z.enum(['executor', 'host']).optional(),
+    instances: z.unknown(),
+    toolPrefix: z
+      .string()
+      .regex(PREFIX_PATTERN, 'use up to 64 characters from A–Z, a–z, 0–9, "_", "." and "-"')
+      .optional(),
+    limits: LimitsOverrideSchema.optional(),
+    clock: z
+      .custom<HandoffClock>(
+        (c) => c !== null && typeof c === 'object' && typeof (c as HandoffClock).setTimeout === 'function',
+        'must be a clock with now/setTimeout/clearTimeout',
+      )
+      .optional(),
+  })
+  .strict();
+
+const ConnectOptionsSchema = z
+  .object({
+    protocolVersion: z.enum(PROTOCOL_VERSIONS),
+    label: z.string().max(200).optional(),
+  })
+  .strict();
+
+function configError(message: string, path: string): IntentError {
+  return new IntentError('CONFIG_INVALID', message, { details: { issues: [{ path, message }] } });
+}
+
+/**
+ * Creates an adapter over caller-created `Intent`s. Validates everything up front and throws `IntentError`
+ * `CONFIG_INVALID` (category `config`) for an invalid configuration.
+ */
+export function createIntentMcpAdapter(config: IntentMcpAdapterConfig): IntentMcpAdapter {
+  const parsed = ConfigShapeSchema.safeParse(config);
+  if (!parsed.success) {
+    const first = zodIssuesToFeedback(parsed.error.issues, config)[0] ?? { path: '', message: 'invalid' };
+    throw configError(
+      `Invalid adapter configuration at ${first.path === '' ? 'the top level' : `"${first.path}"`}: ${first.message}`,
+      first.path,
+    );
+  }
+  const { mode = 'executor', toolPrefix = '', limits = {}, clock } = parsed.data;
+  const raw = parsed.data.instances;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw configError(
+      'The adapter needs "instances": an object mapping names to Intent objects you created.',
+      '/instances',
+    );
+  const instances = new Map<string, Intent>();
+  for (const name of Object.keys(raw)) {
+    if (!isValidName(name))
+      throw configError(
+        `The instance name "${name}" is invalid: use 1–64 characters from A–Z, a–z, 0–9, "_", "." and "-", and not __proto__, prototype or constructor.`,
+        `/instances/${name}`,
+      );
+    const value = (raw as Record<string, unknown>)[name];
+    if (!(value instanceof Intent))
+      throw configError(
+        `The instance "${name}" is not an Intent: create it with new Intent(config); plain IntentConfig objects belong in the server's config file.`,
+        `/instances/${name}`,
+      );
+    if (mode === 'executor' && value.executor === undefined)
+      throw configError(
+        `The instance "${name}" has no executor, but executor mode calls one; give it an executor or use mode "host".`,
+        `/instances/${name}`,
+      );
+    instances.set(name, value);
+  }
+  if (instances.size === 0) throw configError('The adapter needs at least one instance in "instances".', '/instances');
+  return new Adapter(mode, toolPrefix, instances, limits, clock);
+}
+
+class Adapter implements IntentMcpAdapter {
+  readonly mode: IntentMcpMode;
+  readonly tools: readonly IntentMcpToolDefinition[];
+  readonly #engine: HandoffEngine;
+  readonly #instances: ReadonlyMap<string, HandoffInstance>;
+  readonly #executors: ReadonlyMap<string, Intent['executor']>;
+  /** Null-prototype map from a full tool name to its kind: a caller's string never indexes a plain object. */
+  readonly #byName = new Map<string, ToolKind>();
+  readonly #maxCandidateBytes: number;
+  readonly #sessions = new Set<Session>();
+  #closed = false;
+
+  constructor(
+    mode: IntentMcpMode,
+    prefix: string,
+    instances: Map<string, Intent>,
+    limits: LimitsOverride,
+    clock: HandoffClock | undefined,
+  ) {
+    this.mode = mode;
+    const names = [...instances.keys()];
+    this.tools = Object.freeze(buildToolDefinitions(mode, prefix, names));
+    for (const kind of TOOL_KINDS_BY_MODE[mode]) this.#byName.set(prefix + BASE_TOOL_NAMES[kind], kind);
+    this.#instances = new Map([...instances].map(([name, intent]) => [name, intent.asInstance(name)]));
+    this.#executors = new Map([...instances].map(([name, intent]) => [name, intent.executor]));
+    this.#maxCandidateBytes = limits.maxCandidateBytes ?? 1024 * 1024;
+    this.#engine = new HandoffEngine({
+      // Executor-mode records need not be retained (spec 03).
+      retain: mode === 'host',
+      ...(limits.maxPendingPerSession === undefined ? {} : { maxPendingPerSession: limits.maxPendingPerSession }),
+      ...(clock === undefined ? {} : { clock }),
+    });
+  }
+
+  connect(options: IntentMcpConnectOptions): IntentMcpSession {
+    const parsed = ConnectOptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      const first = zodIssuesToFeedback(parsed.error.issues, options)[0] ?? { path: '', message: 'invalid' };
+      throw new IntentError(
+        'CONFIG_INVALID',
+        `Invalid connect options at ${first.path === '' ? 'the top level' : `"${first.path}"`}: ${first.message} Pass the protocolVersion the SDK negotiated (${PROTOCOL_VERSIONS.join(', ')}).`,
+        { category: 'transport', details: { issues: [first] } },
+      );
+    }
+    if (this.#closed)
+      throw new IntentError('CONFIG_INVALID', 'This adapter was closed; create a new adapter to accept connections.', {
+        category: 'transport',
+      });
+    const session = new Session(this, this.#engine.openSession(parsed.data.label), parsed.data.protocolVersion);
+    this.#sessions.add(session);
+    return session;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const session of [...this.#sessions]) await session.close();
+  }
+
+  inspect(listener: (t: HandoffTransition) => void): () => void {
+    return this.#engine.inspect(listener);
+  }
+
+  snapshot(): EngineSnapshot {
+    return this.#engine.snapshot();
+  }
+
+  /** @internal */
+  forget(session: Session): void {
+    this.#sessions.delete(session);
+  }
+
+  /** @internal */
+  kindOf(name: string): ToolKind | undefined {
+    return this.#byName.get(name);
+  }
+
+  /** @internal */
+  async run(
+    kind: ToolKind,
+    name: string,
+    engineSession: EngineSession,
+    args: unknown,
+    options: IntentParseOptions,
+  ): Promise<HandoffReply> {
+    switch (kind) {
+      case 'parse': {
+        const { instance, request } = this.#splitRequest(args, name);
+        const executor = this.#executors.get(instance.name);
+        if (executor === undefined)
+          throw new IntentError(
+            'INTERNAL',
+            'An executor-mode instance lost its executor; this is a bug, please report it.',
+          );
+        return recognize(engineSession, instance, executor, request, options);
+      }
+      case 'prepare': {
+        const { instance, request } = this.#splitRequest(args, name);
+        return successReply(engineSession.prepare(instance, request, { timeoutMs: options.timeoutMs }));
+      }
+      case 'accept': {
+        const a = parseAcceptArgs(args, name);
+        const bytes = Buffer.byteLength(a.candidateText, 'utf8');
+        if (bytes > this.#maxCandidateBytes)
+          throw handoffErrors.candidateTooLarge(a.requestId, this.#maxCandidateBytes);
+        return engineSession.accept(a.requestId, a.submissionToken, a.candidateText, { signal: options.signal });
+      }
+      case 'cancel': {
+        const a = parseArgs(CancelArgsSchema, args, name);
+        return successReply(engineSession.cancel(a.requestId, a.reason ?? 'cancelled'));
+      }
+    }
+  }
+
+  /** Separates `instance` from the Native request; the request itself is validated by the core (one pass). */
+  #splitRequest(args: unknown, tool: string): { instance: HandoffInstance; request: unknown } {
+    if (args === null || typeof args !== 'object' || Array.isArray(args))
+      throw new IntentError('INPUT_INVALID', `The arguments of ${tool} must be a JSON object with at least "input".`, {
+        details: { issues: [{ path: '', message: 'Expected a JSON object.' }] },
+      });
+    const { instance: name, ...request } = args as Record<string, unknown>;
+    if (name === undefined) {
+      if (this.#instances.size > 1)
+        throw new IntentError(
+          'INSTANCE_REQUIRED',
+          `Several instances are configured; pass "instance" with one of: ${[...this.#instances.keys()].join(', ')}.`,
+        );
+      const only = this.#instances.values().next().value;
+      if (only === undefined)
+        throw new IntentError('INTERNAL', 'The adapter has no instance; this is a bug, please report it.');
+      return { instance: only, request };
+    }
+    if (typeof name !== 'string')
+      throw new IntentError(
+        'INPUT_INVALID',
+        `The "instance" argument of ${tool} must be a string naming a configured instance.`,
+        {
+          details: { issues: [{ path: '/instance', message: 'Expected a string.' }] },
+        },
+      );
+    const instance = this.#instances.get(name);
+    if (instance === undefined)
+      throw new IntentError(
+        'INSTANCE_NOT_FOUND',
+        `No instance is named "${name.slice(0, 64)}"; use one of: ${[...this.#instances.keys()].join(', ')}.`,
+      );
+    return { instance, request };
+  }
+}
+
+class Session implements IntentMcpSession {
+  readonly id: string;
+  readonly protocolVersion: ProtocolVersion;
+  readonly #adapter: Adapter;
+  readonly #engineSession: EngineSession;
+  #closed = false;
+
+  constructor(adapter: Adapter, engineSession: EngineSession, protocolVersion: ProtocolVersion) {
+    this.#adapter = adapter;
+    this.#engineSession = engineSession;
+    this.id = engineSession.id;
+    this.protocolVersion = protocolVersion;
+  }
+
+  async callTool(
+    name: string,
+    args: unknown,
+    options: IntentParseOptions = {},
+  ): Promise<IntentMcpToolResult | undefined> {
+    const kind = typeof name === 'string' ? this.#adapter.kindOf(name) : undefined;
+    if (kind === undefined) return undefined;
+    const version = this.protocolVersion;
+    if (this.#closed) return errorEnvelope(handoffErrors.sessionClosed(), version);
+    try {
+      return envelopeFromReply(await this.#adapter.run(kind, name, this.#engineSession, args, options), version);
+    } catch (error) {
+      return errorEnvelope(toIntentError(error), version);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#engineSession.close();
+    this.#adapter.forget(this);
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Mounting the adapter's tools on an existing SDK server (spec 04, "Mounting on an existing SDK server").
+ *
+ * Works with `McpServer` and the low-level `Server` of `@modelcontextprotocol/server`. Mount before `connect()`, after
+ * registering your own tools. The server's own `tools/list` / `tools/call` handlers keep answering for its tools: our
+ * names go to the adapter, every other name falls through to the original handler unchanged.
+ *
+ * The SDK keeps request handlers in a map with no public getter; the mount reads the original handlers through the
+ * protocol layer's `_getRequestHandler` accessor (the one the SDK's own role classes use) so it can chain them. That is
+ * the single place this library touches an SDK internal, and a test pins the behaviour.
+ */
+import { McpServer, ProtocolError, ProtocolErrorCode, Server, type ServerContext } from '@modelcontextprotocol/server';
+import { IntentError } from '../core/errors.js';
+import { PROTOCOL_VERSIONS, type IntentMcpAdapter, type IntentMcpSession, type ProtocolVersion } from './adapter.js';
+import { errorEnvelope } from './envelopes.js';
+
+type StoredHandler = (request: unknown, ctx: ServerContext) => Promise<Record<string, unknown>>;
+
+interface HandlerAccess {
+  _getRequestHandler(method: string): StoredHandler | undefined;
+}
+
+export interface MountIntentMcpToolsOptions {
+  /** Label for each connection's adapter session, shown by the inspector. */
+  label?: string;
+}
+
+export interface IntentMcpMount {
+  /** The tool names the mount added. */
+  readonly toolNames: readonly string[];
+  /** Closes the adapter session of the current connection, if any. The server stays as it is. */
+  close(): Promise<void>;
+}
+
+/** A server's existing tool names, read through its own `tools/list` handler (all pages). */
+async function existingToolNames(list: StoredHandler | undefined): Promise<string[]> {
+  if (list === undefined) return [];
+  const names: string[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 1000; page++) {
+    const result = await list(
+      {
+        jsonrpc: '2.0',
+        id: `intent-mcp-mount-${page}`,
+        method: 'tools/list',
+        params: cursor === undefined ? {} : { cursor },
+      },
+      {} as ServerContext,
+    );
+    for (const tool of (result['tools'] ?? []) as { name: string }[]) names.push(tool.name);
+    cursor = typeof result['nextCursor'] === 'string' ? result['nextCursor'] : undefined;
+    if (cursor === undefined) break;
+  }
+  return names;
+}
+
+/**
+ * Adds the adapter's tools to an SDK server. Throws `CONFIG_INVALID` (before registering anything) when a tool name is
+ * already taken. One adapter session per SDK connection, opened on the first call from the negotiated protocol
+ * revision and closed when the connection closes; the SDK's per-request `AbortSignal` becomes `options.signal`.
+ */
+export async function mountIntentMcpTools(
+  adapter: IntentMcpAdapter,
+  // eslint-disable-next-line @typescript-eslint/no-deprecated
+  server: McpServer | Server,
+  options: MountIntentMcpToolsOptions = {},
+): Promise<IntentMcpMount> {
+  const low = server instanceof McpServer ? server.server : server;
+  // The low-level Server is deprecated for building tools by hand, not for mounting: spec 04 supports both.
+  // eslint-disable-next-line @typescript-eslint/no-deprecated
+  if (!(low instanceof Server))
+    throw new IntentError(
+      'CONFIG_INVALID',
+      'mountIntentMcpTools needs an McpServer or a Server from @modelcontextprotocol/server.',
+    );
+  if (server instanceof McpServer) {
+    // McpServer installs its tool handlers lazily on the first registerTool; install them now so that tools registered
+    // after the mount join the same handlers instead of colliding with ours.
+    const lazy = server as unknown as { setToolRequestHandlers?: () => void };
+    try {
+      lazy.setToolRequestHandlers?.();
+    } catch {
+      // Someone already set tools/list by hand; we chain whatever is there.
+    }
+  }
+  const access = low as unknown as HandlerAccess;
+  const originalList = access._getRequestHandler('tools/list');
+  const originalCall = access._getRequestHandler('tools/call');
+
+  const existing = new Set(await existingToolNames(originalList));
+  const clashes = adapter.tools.map((t) => t.name).filter((n) => existing.has(n));
+  if (clashes.length > 0)
+    throw new IntentError(
+      'CONFIG_INVALID',
+      `The server already has tools named ${clashes.join(', ')}; set a toolPrefix on the adapter so the names do not clash.`,
+      { details: { clashes } },
+    );
+
+  let session: IntentMcpSession | undefined;
+  const closeSession = async (): Promise<void> => {
+    const current = session;
+    session = undefined;
+    if (current !== undefined) await current.close();
+  };
+  const previousOnclose = low.onclose;
+  low.onclose = () => {
+    void closeSession();
+    previousOnclose?.();
+  };
+
+  low.registerCapabilities({ tools: low.getCapabilities().tools ?? {} });
+  low.setRequestHandler('tools/list', async (request, ctx) => {
+    const own = originalList === undefined ? { tools: [] } : await originalList(request, ctx);
+    return { ...own, tools: [...((own['tools'] ?? []) as object[]), ...adapter.tools] } as never;
+  });
+  low.setRequestHandler('tools/call', async (request, ctx) => {
+    // One adapter session per connection needs the connection's revision, which is what this accessor reports on both
+    // eras (the per-request envelope would only repeat it on 2026-07-28).
+    // eslint-disable-next-line @typescript-eslint/no-deprecated
+    const version = low.getNegotiatedProtocolVersion();
+    if (session === undefined) {
+      if (!PROTOCOL_VERSIONS.includes(version as ProtocolVersion)) {
+        const isOurs = adapter.tools.some((t) => t.name === request.params.name);
+        if (isOurs)
+          return errorEnvelope(
+            new IntentError(
+              'CONFIG_INVALID',
+              `The negotiated protocol revision ${version ?? '(none)'} is not supported by intent-mcp.`,
+              {
+                category: 'transport',
+              },
+            ),
+            version ?? '',
+          ) as never;
+      } else {
+        session = adapter.connect({
+          protocolVersion: version as ProtocolVersion,
+          ...(options.label === undefined ? {} : { label: options.label }),
+        });
+      }
+    }
+    const result =
+      session === undefined
+        ? undefined
+        : await session.callTool(request.params.name, request.params.arguments, { signal: ctx.mcpReq.signal });
+    if (result !== undefined) return result as never;
+    if (originalCall !== undefined) return (await originalCall(request, ctx)) as never;
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+  });
+
+  return { toolNames: adapter.tools.map((t) => t.name), close: closeSession };
+}
