@@ -123,14 +123,19 @@ describe('the executor loop [S03-EXECUTOR]', () => {
     expect(calls).toHaveLength(2);
   });
 
-  it('the same invalid candidate twice is answered with the same feedback, never rejected as a conflict', async () => {
+  it('the same invalid candidate twice ends the recognition with a terminal CANDIDATE_REJECTED, nothing left live [S03-EXECUTOR]', async () => {
     const { engine, instance, validated } = harness();
+    const session = engine.openSession();
     const { executor, calls } = scripted([answer(INVALID_CANDIDATE), answer(INVALID_CANDIDATE)]);
-    const reply = await recognize(engine.openSession(), instance, executor, SEED_REQUEST);
-    const error = expectError(reply, 'CANDIDATE_INVALID');
+    const reply = await recognize(session, instance, executor, SEED_REQUEST);
+    const error = expectError(reply, 'CANDIDATE_REJECTED');
+    expect(error.retryable).toBe(false);
+    expect(error.details?.['correction']).toEqual({ allowed: false, remaining: 0 });
     expect(error.requestId).toMatch(/^[0-9a-f-]{36}$/);
     expect(calls).toHaveLength(2);
+    // The identical resubmission is answered from the machine's feedback, not validated again.
     expect(validated()).toBe(1);
+    expect(session.size).toBe(0);
   });
 
   it('a bad request is INPUT_INVALID without calling the executor', async () => {
