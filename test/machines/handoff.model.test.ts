@@ -1,0 +1,700 @@
+/**
+ * Model checking of the handoff machine (spec 03, "Model checking"): enumerate every reachable (state, context) over
+ * the full event alphabet with `xstate/graph`, and check the spec's transition table and invariants on every state and
+ * every edge. The table below is written from spec 03, not from the machine, and a set of broken machines (mutants)
+ * shows that the same check catches each kind of mistake.
+ */
+import { describe, expect, it } from 'vitest';
+import { createMachine, type SnapshotFrom } from 'xstate';
+import { getAdjacencyMap, getShortestPaths, type AdjacencyValue } from 'xstate/graph';
+import {
+  HANDOFF_STATES,
+  LIVE_STATES,
+  TERMINAL_STATES,
+  VALIDATION_BUDGET,
+  handoffMachine,
+  stateOf,
+  type CandidateIdentity,
+  type HandoffContext,
+  type HandoffEvent,
+  type HandoffMachine,
+  type HandoffState,
+} from '../../machines/handoff.js';
+
+type Snapshot = SnapshotFrom<HandoffMachine>;
+type Vertex = AdjacencyValue<Snapshot, HandoffEvent>;
+/** The reachable states, each with the outcome of every event of the alphabet. */
+type Graph = Vertex[];
+
+/** Spec 03: "budget = 2 validations per request (the first plus one correction)". Deliberately not the machine's constant. */
+const SPEC_BUDGET = 2;
+const REQUEST_ID = '7f6c1c1e-2f4a-4c39-9a39-6c1e0c1d8b11';
+
+// Two fixed candidates. "Same" is always relative to the candidate the context holds, so ACCEPT(A) is a join in
+// validating(A) and a conflict in validating(B). A third candidate shares A's hash but not its bytes: spec 03 compares
+// by exact bytes ("compare the text itself on a hash match"), so it must behave as a different candidate.
+const A: CandidateIdentity = { hash: 'sha256:5f1c9a', text: '{"intents":[{"text":"book a table"}]}' };
+const B: CandidateIdentity = { hash: 'sha256:0b77de', text: '{"intents":[{"text":"book a taxi"}]}' };
+const A_COLLIDING: CandidateIdentity = { hash: A.hash, text: '{"intents":[{"text":"book a table "}]}' };
+const RESULT_TEXT = '{"version":"1","status":"complete"}';
+
+const ALPHABET: readonly HandoffEvent[] = [
+  { type: 'ACCEPT', candidate: A },
+  { type: 'ACCEPT', candidate: B },
+  { type: 'ACCEPT', candidate: A_COLLIDING },
+  { type: 'VALIDATED', ok: true, text: RESULT_TEXT },
+  { type: 'VALIDATED', ok: false, issues: [{ path: '/intents/0/text', message: 'expected a string' }] },
+  { type: 'CANCEL', reason: 'cancelled' },
+  { type: 'CANCEL', reason: 'refusal' },
+  { type: 'CANCEL', reason: 'incomplete' },
+  { type: 'DEADLINE' },
+  { type: 'CLOSE' },
+];
+
+const DEADLINES = [
+  { name: 'without a deadline', deadlineMs: undefined },
+  { name: 'with a deadline', deadlineMs: 1000 },
+] as const;
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Exploration
+
+const serialize = (s: Snapshot): string => JSON.stringify({ value: s.value, context: s.context });
+
+function explore(machine: HandoffMachine, deadlineMs: number | undefined): Graph {
+  const map = getAdjacencyMap(machine, {
+    input: { requestId: REQUEST_ID, deadlineMs },
+    events: ALPHABET,
+    serializeState: serialize,
+    // A broken machine may spend budget without end; stop exploring past the first state that already breaks it.
+    stopWhen: (s) => s.context.validations > SPEC_BUDGET,
+    limit: 20_000,
+  });
+  return Object.values(map) as Vertex[];
+}
+
+interface Edge {
+  from: Snapshot;
+  event: HandoffEvent;
+  to: Snapshot;
+}
+
+function edgesOf(graph: Graph): Edge[] {
+  return graph.flatMap(({ state, transitions }) =>
+    (Object.values(transitions) as { event: HandoffEvent; state: Snapshot }[]).map(({ event, state: to }) => ({
+      from: state,
+      event,
+      to,
+    })),
+  );
+}
+
+const cache = new Map<number | undefined, Graph>();
+function graphOf(deadlineMs: number | undefined): Graph {
+  let g = cache.get(deadlineMs);
+  if (g === undefined) {
+    g = explore(handoffMachine, deadlineMs);
+    cache.set(deadlineMs, g);
+  }
+  return g;
+}
+let edgeCache: Edge[] | undefined;
+const allEdges = (): Edge[] => (edgeCache ??= DEADLINES.flatMap((d) => edgesOf(graphOf(d.deadlineMs))));
+const allStates = (): Snapshot[] => DEADLINES.flatMap((d) => graphOf(d.deadlineMs).map((v) => v.state));
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Naming, for readable violations
+
+function candidateName(c: CandidateIdentity | undefined): string {
+  if (c === undefined) return '-';
+  if (c.text === A.text) return 'A';
+  if (c.text === B.text) return 'B';
+  if (c.text === A_COLLIDING.text) return 'A#';
+  return '?';
+}
+
+function eventName(e: HandoffEvent): string {
+  switch (e.type) {
+    case 'ACCEPT':
+      return `ACCEPT(${candidateName(e.candidate)})`;
+    case 'VALIDATED':
+      return e.ok ? 'VALIDATED(valid)' : 'VALIDATED(invalid)';
+    case 'CANCEL':
+      return `CANCEL(${e.reason})`;
+    default:
+      return e.type;
+  }
+}
+
+function snapshotName(s: Snapshot): string {
+  const c = s.context;
+  const outcome = c.outcome === undefined ? '-' : c.outcome.ok ? 'ok' : 'invalid';
+  return (
+    `${JSON.stringify(s.value)}(v=${c.validations}, cand=${candidateName(c.candidate)}, outcome=${outcome}, ` +
+    `reason=${c.cancelReason ?? '-'}, answer=${c.answer}, deadline=${c.deadlineMs ?? '-'})`
+  );
+}
+
+const edgeName = (e: Edge): string => `${snapshotName(e.from)} --${eventName(e.event)}--> ${snapshotName(e.to)}`;
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The transition table of spec 03, as data
+
+/** A step the table prescribes: the next state and the fields of the context that change. */
+type Expectation = 'ignored' | { state: HandoffState; set: Partial<HandoffContext> };
+
+interface Row {
+  /** The row, in the words of spec 03. */
+  label: string;
+  states: readonly HandoffState[];
+  applies: (ctx: HandoffContext, event: HandoffEvent) => boolean;
+  expect: (ctx: HandoffContext, event: HandoffEvent) => Expectation;
+}
+
+/** Exact bytes, as spec 03 asks; the hash is only a shortcut. */
+const sameBytes = (ctx: HandoffContext, e: HandoffEvent): boolean =>
+  e.type === 'ACCEPT' && ctx.candidate !== undefined && ctx.candidate.text === e.candidate.text;
+const isAccept = (e: HandoffEvent): e is Extract<HandoffEvent, { type: 'ACCEPT' }> => e.type === 'ACCEPT';
+const is = (type: HandoffEvent['type']) => (_: HandoffContext, e: HandoffEvent) => e.type === type;
+const outcomeOf = (e: HandoffEvent): HandoffContext['outcome'] =>
+  e.type === 'VALIDATED' ? (e.ok ? { ok: true, text: e.text } : { ok: false, issues: e.issues }) : undefined;
+
+const ROWS: readonly Row[] = [
+  {
+    label: 'prepared | ACCEPT(X) → validating(X), validations = 1',
+    states: ['prepared'],
+    applies: is('ACCEPT'),
+    expect: (_, e) => ({
+      state: 'validating',
+      set: { candidate: isAccept(e) ? e.candidate : undefined, validations: 1, answer: 'validate' },
+    }),
+  },
+  {
+    label: 'validating(A) | ACCEPT(A) → joins the running validation',
+    states: ['validating'],
+    applies: sameBytes,
+    expect: () => ({ state: 'validating', set: { answer: 'join' } }),
+  },
+  {
+    label: 'validating(A) | ACCEPT(B≠A) → stays; HANDOFF_CONFLICT',
+    states: ['validating'],
+    applies: (c, e) => isAccept(e) && !sameBytes(c, e),
+    expect: () => ({ state: 'validating', set: { answer: 'conflict' } }),
+  },
+  {
+    label: 'validating | valid → completed with the IntentResult',
+    states: ['validating'],
+    applies: (_, e) => e.type === 'VALIDATED' && e.ok,
+    expect: (_, e) => ({ state: 'completed', set: { outcome: outcomeOf(e), answer: 'none' } }),
+  },
+  {
+    label: 'validating | correctable error, validations < budget → correcting (CANDIDATE_INVALID, remaining 1)',
+    states: ['validating'],
+    applies: (c, e) => e.type === 'VALIDATED' && !e.ok && c.validations < SPEC_BUDGET,
+    expect: (_, e) => ({ state: 'correcting', set: { outcome: outcomeOf(e), answer: 'none' } }),
+  },
+  {
+    label: 'validating | correctable error, budget spent → completed with terminal CANDIDATE_REJECTED',
+    states: ['validating'],
+    applies: (c, e) => e.type === 'VALIDATED' && !e.ok && c.validations >= SPEC_BUDGET,
+    expect: (_, e) => ({ state: 'completed', set: { outcome: outcomeOf(e), answer: 'none' } }),
+  },
+  {
+    label: 'correcting(A) | ACCEPT(A) → replays CANDIDATE_INVALID; costs no budget',
+    states: ['correcting'],
+    applies: sameBytes,
+    expect: () => ({ state: 'correcting', set: { answer: 'replay' } }),
+  },
+  {
+    label: 'correcting(A) | ACCEPT(B≠A) → validating(B), validations = 2',
+    states: ['correcting'],
+    applies: (c, e) => isAccept(e) && !sameBytes(c, e),
+    expect: (_, e) => ({
+      state: 'validating',
+      set: { candidate: isAccept(e) ? e.candidate : undefined, validations: 2, answer: 'validate' },
+    }),
+  },
+  {
+    label: 'any live | CANCEL(reason) → cancelled; { status: cancelled }',
+    states: LIVE_STATES,
+    applies: is('CANCEL'),
+    expect: (_, e) => ({
+      state: 'cancelled',
+      set: { cancelReason: e.type === 'CANCEL' ? e.reason : undefined, answer: 'cancelled' },
+    }),
+  },
+  {
+    label: 'any live | deadline passes (explicit deadline) → expired',
+    states: LIVE_STATES,
+    applies: (c, e) => e.type === 'DEADLINE' && c.deadlineMs !== undefined,
+    expect: () => ({ state: 'expired', set: { answer: 'none' } }),
+  },
+  {
+    label: 'any live | session closes → cancelled (reason session_closed)',
+    states: LIVE_STATES,
+    applies: is('CLOSE'),
+    expect: () => ({ state: 'cancelled', set: { cancelReason: 'session_closed', answer: 'none' } }),
+  },
+  {
+    label: 'completed | ACCEPT(same last candidate) → replays the stored terminal reply',
+    states: ['completed'],
+    applies: sameBytes,
+    expect: () => ({ state: 'completed', set: { answer: 'replay' } }),
+  },
+  {
+    label: 'completed | ACCEPT(other) → HANDOFF_CONFLICT',
+    states: ['completed'],
+    applies: (c, e) => isAccept(e) && !sameBytes(c, e),
+    expect: () => ({ state: 'completed', set: { answer: 'conflict' } }),
+  },
+  {
+    label: 'completed | CANCEL → already_completed',
+    states: ['completed'],
+    applies: is('CANCEL'),
+    expect: () => ({ state: 'completed', set: { answer: 'already_completed' } }),
+  },
+  {
+    label: 'expired | CANCEL → already_completed',
+    states: ['expired'],
+    applies: is('CANCEL'),
+    expect: () => ({ state: 'expired', set: { answer: 'already_completed' } }),
+  },
+  {
+    label: 'cancelled | CANCEL → already_cancelled',
+    states: ['cancelled'],
+    applies: is('CANCEL'),
+    expect: () => ({ state: 'cancelled', set: { answer: 'already_cancelled' } }),
+  },
+  {
+    label: 'cancelled | ACCEPT → HANDOFF_CANCELLED (with the reason)',
+    states: ['cancelled'],
+    applies: is('ACCEPT'),
+    expect: () => ({ state: 'cancelled', set: { answer: 'refused' } }),
+  },
+  {
+    label: 'expired | ACCEPT → HANDOFF_EXPIRED',
+    states: ['expired'],
+    applies: is('ACCEPT'),
+    expect: () => ({ state: 'expired', set: { answer: 'refused' } }),
+  },
+  // What the table leaves out, stated exactly: these events change nothing at all (not even the answer).
+  {
+    label: '(allowed) any live | DEADLINE without a deadline → ignored',
+    states: LIVE_STATES,
+    applies: (c, e) => e.type === 'DEADLINE' && c.deadlineMs === undefined,
+    expect: () => 'ignored',
+  },
+  {
+    label: '(allowed) prepared / correcting | a stale VALIDATED → ignored',
+    states: ['prepared', 'correcting'],
+    applies: is('VALIDATED'),
+    expect: () => 'ignored',
+  },
+  {
+    label: '(allowed) terminal | VALIDATED / DEADLINE / CLOSE → absorbed, nothing changes',
+    states: TERMINAL_STATES,
+    applies: (_, e) => e.type === 'VALIDATED' || e.type === 'DEADLINE' || e.type === 'CLOSE',
+    expect: () => 'ignored',
+  },
+];
+
+function rowFor(state: string, ctx: HandoffContext, event: HandoffEvent): Row | undefined {
+  return ROWS.find((r) => (r.states as readonly string[]).includes(state) && r.applies(ctx, event));
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The check: a list of violations, empty for a correct machine
+
+type Rule =
+  | 'states'
+  | 'context'
+  | 'table'
+  | 'terminal-absorbs'
+  | 'budget'
+  | 'budget-monotone'
+  | 'live-answers'
+  | 'completed-needs-validation'
+  | 'completed-from-validating'
+  | 'deadline'
+  | 'cancel'
+  | 'close'
+  | 'replay-free'
+  | 'correction';
+
+interface Violation {
+  rule: Rule;
+  at: string;
+  detail: string;
+}
+
+const STATE_VALUES = new Map<string, HandoffState>([
+  [JSON.stringify({ live: 'prepared' }), 'prepared'],
+  [JSON.stringify({ live: 'validating' }), 'validating'],
+  [JSON.stringify({ live: 'correcting' }), 'correcting'],
+  [JSON.stringify('completed'), 'completed'],
+  [JSON.stringify('cancelled'), 'cancelled'],
+  [JSON.stringify('expired'), 'expired'],
+]);
+
+const isLive = (s: string): boolean => (LIVE_STATES as readonly string[]).includes(s);
+const isTerminal = (s: string): boolean => (TERMINAL_STATES as readonly string[]).includes(s);
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+function checkState(s: Snapshot): Violation[] {
+  const out: Violation[] = [];
+  const at = snapshotName(s);
+  const v = (rule: Rule, detail: string) => out.push({ rule, at, detail });
+  const name = STATE_VALUES.get(JSON.stringify(s.value));
+  const c = s.context;
+  if (name === undefined) {
+    v('states', `state value ${JSON.stringify(s.value)} is not one of the six states`);
+    return out;
+  }
+  if (isLive(name) && !(s.hasTag('live') && !s.hasTag('terminal')))
+    v('states', 'a live state must be tagged live only');
+  if (isTerminal(name) && !(s.hasTag('terminal') && !s.hasTag('live')))
+    v('states', 'a final state must be tagged terminal');
+  if (c.validations < 0 || c.validations > SPEC_BUDGET) v('budget', `validations = ${c.validations}`);
+  if (c.requestId !== REQUEST_ID) v('context', 'requestId changed');
+  if (name === 'prepared' && (c.validations !== 0 || c.candidate !== undefined))
+    v('context', 'prepared holds a candidate or spent budget');
+  if ((name === 'validating' || name === 'correcting') && (c.candidate === undefined || c.validations < 1))
+    v('context', `${name} without a candidate under validation`);
+  if (name === 'correcting' && c.outcome?.ok !== false)
+    v('context', 'correcting without the invalid outcome to replay');
+  if (name === 'completed' && (c.validations < 1 || c.outcome === undefined || c.candidate === undefined))
+    v('completed-needs-validation', 'completed without a validated candidate and its outcome');
+  if (name === 'cancelled' && c.cancelReason === undefined) v('context', 'cancelled without a reason');
+  if (name !== 'cancelled' && c.cancelReason !== undefined) v('context', `${name} carries a cancel reason`);
+  if (name === 'expired' && c.deadlineMs === undefined) v('deadline', 'expired without a deadline');
+  return out;
+}
+
+function checkEdge(edge: Edge): Violation[] {
+  const out: Violation[] = [];
+  const at = edgeName(edge);
+  const v = (rule: Rule, detail: string) => out.push({ rule, at, detail });
+  const { from, event, to } = edge;
+  const fromName = STATE_VALUES.get(JSON.stringify(from.value));
+  const toName = STATE_VALUES.get(JSON.stringify(to.value));
+  if (fromName === undefined || toName === undefined) return out; // reported by checkState
+  const f = from.context;
+  const t = to.context;
+  const unchanged = same(from.value, to.value) && same(f, t);
+
+  // The table, row by row.
+  const row = rowFor(fromName, f, event);
+  if (row === undefined) {
+    v('table', `no row of the table covers ${fromName} + ${eventName(event)}`);
+  } else {
+    const exp = row.expect(f, event);
+    if (exp === 'ignored') {
+      if (!unchanged) v('table', `"${row.label}": expected no change at all`);
+    } else {
+      const expected = { ...f, ...exp.set };
+      if (toName !== exp.state) v('table', `"${row.label}": expected ${exp.state}, got ${toName}`);
+      if (!same(t, expected)) v('table', `"${row.label}": expected context ${JSON.stringify(expected)}`);
+    }
+  }
+
+  // Invariants, each stated on its own so a broken machine is named by what it broke.
+  if (t.validations < f.validations) v('budget-monotone', 'validations went down');
+  if (isTerminal(fromName)) {
+    const kept =
+      toName === fromName &&
+      t.validations === f.validations &&
+      same(t.candidate, f.candidate) &&
+      same(t.outcome, f.outcome) &&
+      t.cancelReason === f.cancelReason &&
+      t.deadlineMs === f.deadlineMs;
+    if (!kept) v('terminal-absorbs', 'a final state changed something other than the answer');
+  }
+  if (isLive(fromName)) {
+    const allowedDrop =
+      (event.type === 'VALIDATED' && fromName !== 'validating') ||
+      (event.type === 'DEADLINE' && f.deadlineMs === undefined);
+    if (!allowedDrop && !from.can(event)) v('live-answers', `${fromName} drops ${eventName(event)} silently`);
+    if (allowedDrop && !unchanged) v('live-answers', `${eventName(event)} must change nothing in ${fromName}`);
+  }
+  if (toName === 'completed' && fromName !== 'completed' && !(fromName === 'validating' && event.type === 'VALIDATED'))
+    v('completed-from-validating', `completed entered from ${fromName} by ${eventName(event)}`);
+  if (event.type === 'DEADLINE') {
+    if (f.deadlineMs === undefined && !unchanged) v('deadline', 'DEADLINE without a deadline moved the machine');
+    if (f.deadlineMs !== undefined && isLive(fromName) && toName !== 'expired')
+      v('deadline', 'live state did not expire');
+  }
+  if (isLive(fromName) && event.type === 'CANCEL' && (toName !== 'cancelled' || t.cancelReason !== event.reason))
+    v('cancel', `CANCEL(${event.reason}) did not cancel with that reason`);
+  if (isLive(fromName) && event.type === 'CLOSE' && (toName !== 'cancelled' || t.cancelReason !== 'session_closed'))
+    v('close', 'CLOSE did not cancel with session_closed');
+  if (
+    fromName === 'correcting' &&
+    sameBytes(f, event) &&
+    !(toName === 'correcting' && same(t.validations, f.validations))
+  )
+    v('replay-free', 'resubmitting the same candidate in correcting spent budget or moved');
+  if (fromName === 'validating' && event.type === 'VALIDATED' && !event.ok) {
+    if (f.validations < SPEC_BUDGET && toName !== 'correcting') v('correction', 'budget left but no correction');
+    if (f.validations >= SPEC_BUDGET && !(toName === 'completed' && t.outcome?.ok === false))
+      v('correction', 'budget spent but not completed with outcome ok:false');
+  }
+  return out;
+}
+
+/** Every violation of spec 03 over the reachable state space of `machine`, with and without a deadline. */
+function checkHandoff(machine: HandoffMachine): Violation[] {
+  return DEADLINES.flatMap(({ deadlineMs }) => {
+    const graph = machine === handoffMachine ? graphOf(deadlineMs) : explore(machine, deadlineMs);
+    return [...graph.flatMap((v) => checkState(v.state)), ...edgesOf(graph).flatMap((e) => checkEdge(e))];
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Mutants
+
+interface NodeConfig {
+  id?: string;
+  initial?: string;
+  on?: Record<string, unknown>;
+  states?: Record<string, NodeConfig>;
+  [key: string]: unknown;
+}
+
+function cloneNode(n: NodeConfig): NodeConfig {
+  const copy: NodeConfig = { ...n };
+  if (n.on !== undefined) copy.on = { ...n.on };
+  if (n.states !== undefined)
+    copy.states = Object.fromEntries(Object.entries(n.states).map(([k, s]) => [k, cloneNode(s)]));
+  return copy;
+}
+
+/** A machine built from an edited copy of the handoff config, with the same guard and action implementations. */
+function mutate(edit: (root: NodeConfig) => void): HandoffMachine {
+  const root = cloneNode(handoffMachine.config as unknown as NodeConfig);
+  edit(root);
+  return createMachine(root as never, handoffMachine.implementations as never) as unknown as HandoffMachine;
+}
+
+const live = (root: NodeConfig): Record<string, NodeConfig> => root.states!.live!.states!;
+
+const MUTANTS: { name: string; machine: HandoffMachine; rules: Rule[] }[] = [
+  {
+    name: 'budget of 3 validations',
+    machine: handoffMachine.provide({ guards: { hasBudget: ({ context }) => context.validations < 3 } }),
+    rules: ['budget', 'table', 'correction'],
+  },
+  {
+    name: 'completed accepts a new candidate',
+    machine: mutate((root) => {
+      root.states!.completed!.on!.ACCEPT = { target: '#validating', actions: 'recordCandidate' };
+    }),
+    rules: ['terminal-absorbs', 'table'],
+  },
+  {
+    name: 'correcting ignores CANCEL',
+    machine: mutate((root) => {
+      live(root).correcting!.on!.CANCEL = { actions: [] };
+    }),
+    rules: ['live-answers', 'cancel', 'table'],
+  },
+  {
+    name: 'resubmitting the same candidate in correcting validates again',
+    machine: mutate((root) => {
+      live(root).correcting!.on!.ACCEPT = { target: 'validating', actions: 'recordCandidate' };
+    }),
+    rules: ['replay-free', 'table'],
+  },
+  {
+    name: 'DEADLINE expires a request that has no deadline',
+    machine: handoffMachine.provide({ guards: { hasDeadline: () => true } }),
+    rules: ['deadline', 'table'],
+  },
+  {
+    name: 'ACCEPT in prepared completes without validating',
+    machine: mutate((root) => {
+      live(root).prepared!.on!.ACCEPT = { target: '#completed', actions: 'recordCandidate' };
+    }),
+    rules: ['completed-needs-validation', 'completed-from-validating', 'table'],
+  },
+  {
+    name: 'a terminal CANCEL overwrites the cancel reason',
+    machine: mutate((root) => {
+      root.states!.cancelled!.on!.CANCEL = { actions: 'recordCancel' };
+    }),
+    rules: ['terminal-absorbs', 'table'],
+  },
+];
+
+// ---------------------------------------------------------------------------------------------------------------------
+
+const reachable = (deadlineMs: number | undefined): Set<HandoffState> =>
+  new Set(graphOf(deadlineMs).map((v) => stateOf(v.state.value)));
+
+describe('handoff machine: reachable state space', () => {
+  it('[S03-STATES] reaches exactly the six states of spec 03, and nothing else is defined', () => {
+    const leaves = (node: (typeof handoffMachine.root)['states'][string]): string[] =>
+      Object.keys(node.states).length === 0 ? [node.key] : Object.values(node.states).flatMap(leaves);
+    expect(Object.values(handoffMachine.root.states).flatMap(leaves).sort()).toEqual([...HANDOFF_STATES].sort());
+    expect([...HANDOFF_STATES].sort()).toEqual(
+      ['prepared', 'validating', 'correcting', 'completed', 'cancelled', 'expired'].sort(),
+    );
+
+    const values = new Set(allStates().map((s) => JSON.stringify(s.value)));
+    expect([...values].sort()).toEqual([...STATE_VALUES.keys()].sort());
+    expect(
+      allStates()
+        .flatMap(checkState)
+        .filter((v) => v.rule === 'states'),
+    ).toEqual([]);
+  });
+
+  it('[S03-STATES] without a deadline, expired is unreachable; with one, every state is reachable', () => {
+    expect([...reachable(undefined)].sort()).toEqual([
+      'cancelled',
+      'completed',
+      'correcting',
+      'prepared',
+      'validating',
+    ]);
+    expect([...reachable(1000)].sort()).toEqual([...HANDOFF_STATES].sort());
+  });
+
+  it('uses the budget of spec 03', () => {
+    expect(VALIDATION_BUDGET).toBe(SPEC_BUDGET);
+  });
+
+  it.each(DEADLINES)('[S03-MODEL-CHECK] every invariant holds on every state and edge, $name', ({ deadlineMs }) => {
+    const graph = graphOf(deadlineMs);
+    const edges = edgesOf(graph);
+    // Every state was tried with every event of the alphabet.
+    expect(edges.length).toBe(graph.length * ALPHABET.length);
+    const violations = [...graph.flatMap((v) => checkState(v.state)), ...edges.flatMap((e) => checkEdge(e))];
+    expect(violations).toEqual([]);
+  });
+});
+
+describe('handoff machine: the transition table of spec 03', () => {
+  it.each(ROWS.map((r) => ({ label: r.label, row: r })))('[S03-TABLE] $label', ({ row }) => {
+    const covered = allEdges().filter((e) => rowFor(stateOf(e.from.value), e.from.context, e.event) === row);
+    expect(covered.length, 'the row is exercised by the exploration').toBeGreaterThan(0);
+    expect(covered.flatMap(checkEdge).filter((v) => v.rule === 'table')).toEqual([]);
+  });
+
+  it('[S03-TABLE] every reachable (state, event) falls under exactly one row', () => {
+    const ambiguous = allEdges().filter(
+      (e) =>
+        ROWS.filter((r) => r.states.includes(stateOf(e.from.value)) && r.applies(e.from.context, e.event)).length !== 1,
+    );
+    expect(ambiguous.map(edgeName)).toEqual([]);
+  });
+
+  it('[S03-TABLE] ACCEPT is judged against the current candidate, by bytes, not by hash', () => {
+    const edges = allEdges().filter((e) => stateOf(e.from.value) === 'validating' && e.event.type === 'ACCEPT');
+    const answer = (held: string, sent: string) =>
+      new Set(
+        edges
+          .filter((e) => candidateName(e.from.context.candidate) === held && eventName(e.event) === `ACCEPT(${sent})`)
+          .map((e) => e.to.context.answer),
+      );
+    expect(answer('A', 'A')).toEqual(new Set(['join']));
+    expect(answer('A', 'B')).toEqual(new Set(['conflict']));
+    expect(answer('A', 'A#')).toEqual(new Set(['conflict']));
+    expect(answer('B', 'B')).toEqual(new Set(['join']));
+    expect(answer('B', 'A')).toEqual(new Set(['conflict']));
+  });
+});
+
+describe('handoff machine: paths', () => {
+  const paths = (deadlineMs: number | undefined) =>
+    getShortestPaths(handoffMachine, {
+      input: { requestId: REQUEST_ID, deadlineMs },
+      events: ALPHABET,
+      serializeState: serialize,
+    });
+
+  it('[S03-MODEL-CHECK] the shortest way to a terminal CANDIDATE_REJECTED spends exactly the two validations', () => {
+    const rejected = paths(undefined).filter(
+      (p) => stateOf(p.state.value) === 'completed' && p.state.context.outcome?.ok === false,
+    );
+    expect(rejected.length).toBeGreaterThan(0);
+    const shortest = Math.min(...rejected.map((p) => p.steps.length));
+    const witness = rejected.find((p) => p.steps.length === shortest)!;
+    // The first step of a path is XState's own init event, which reaches the initial state.
+    expect(witness.steps.slice(1).map((s) => eventName(s.event))).toEqual([
+      'ACCEPT(A)',
+      'VALIDATED(invalid)',
+      'ACCEPT(B)',
+      'VALIDATED(invalid)',
+    ]);
+    expect(witness.state.context.validations).toBe(2);
+  });
+
+  it('[S03-MODEL-CHECK] every path into completed passes a VALIDATED in validating', () => {
+    for (const p of paths(1000).filter((x) => stateOf(x.state.value) === 'completed')) {
+      const firstCompleted = p.steps.findIndex((s) => stateOf(s.state.value) === 'completed');
+      const before = p.steps[firstCompleted - 1];
+      expect(
+        before === undefined ? 'prepared' : stateOf(before.state.value),
+        eventName(p.steps[firstCompleted]!.event),
+      ).toBe('validating');
+      expect(p.steps[firstCompleted]!.event.type).toBe('VALIDATED');
+    }
+    // The edge-wise check is what makes this hold for every path, not just the shortest ones.
+    expect(
+      allEdges()
+        .flatMap(checkEdge)
+        .filter((v) => v.rule === 'completed-from-validating'),
+    ).toEqual([]);
+  });
+
+  it('[S03-MODEL-CHECK] with a deadline, every live state expires; without one, DEADLINE never moves the machine', () => {
+    const liveEdges = (deadlineMs: number | undefined) =>
+      edgesOf(graphOf(deadlineMs)).filter((e) => isLive(stateOf(e.from.value)) && e.event.type === 'DEADLINE');
+    const withDeadline = liveEdges(1000);
+    expect(new Set(withDeadline.map((e) => stateOf(e.from.value)))).toEqual(new Set(LIVE_STATES));
+    expect(new Set(withDeadline.map((e) => stateOf(e.to.value)))).toEqual(new Set(['expired']));
+    const without = edgesOf(graphOf(undefined)).filter((e) => e.event.type === 'DEADLINE');
+    expect(without.length).toBeGreaterThan(0);
+    expect(without.filter((e) => serialize(e.from) !== serialize(e.to)).map(edgeName)).toEqual([]);
+  });
+
+  it('[S03-MODEL-CHECK] CLOSE cancels every live state with reason session_closed', () => {
+    const close = allEdges().filter((e) => isLive(stateOf(e.from.value)) && e.event.type === 'CLOSE');
+    expect(new Set(close.map((e) => stateOf(e.from.value)))).toEqual(new Set(LIVE_STATES));
+    for (const e of close) {
+      expect(stateOf(e.to.value)).toBe('cancelled');
+      expect(e.to.context.cancelReason).toBe('session_closed');
+    }
+  });
+
+  it('[S03-MODEL-CHECK] a replay in correcting costs no budget and a final state keeps its reply for every event', () => {
+    const replays = allEdges().filter(
+      (e) => stateOf(e.from.value) === 'correcting' && sameBytes(e.from.context, e.event),
+    );
+    expect(replays.length).toBeGreaterThan(0);
+    for (const e of replays) {
+      expect(e.to.value).toEqual(e.from.value);
+      expect(e.to.context).toEqual({ ...e.from.context, answer: 'replay' });
+    }
+    const terminal = allEdges().filter((e) => isTerminal(stateOf(e.from.value)));
+    expect(new Set(terminal.map((e) => stateOf(e.from.value)))).toEqual(new Set(TERMINAL_STATES));
+    for (const e of terminal) expect({ ...e.to.context, answer: '' }).toEqual({ ...e.from.context, answer: '' });
+  });
+});
+
+describe('handoff machine: the check catches broken machines', () => {
+  it('[S03-MODEL-CHECK] the real machine has no violation', () => {
+    expect(checkHandoff(handoffMachine)).toEqual([]);
+  });
+
+  it('[S03-MODEL-CHECK] an unedited copy of the config checks clean, so the mutants are caught for their edits', () => {
+    expect(checkHandoff(mutate(() => undefined))).toEqual([]);
+  });
+
+  it.each(MUTANTS)('[S03-MODEL-CHECK] catches a mutant: $name', ({ machine, rules }) => {
+    const violations = checkHandoff(machine);
+    expect(violations.length).toBeGreaterThan(0);
+    const found = new Set(violations.map((v) => v.rule));
+    for (const rule of rules) expect(found, `rule ${rule}`).toContain(rule);
+  });
+});
