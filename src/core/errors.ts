@@ -127,7 +127,13 @@ export class IntentError extends Error {
 
   /** Rebuilds an error from its wire form (for clients of the MCP tools). */
   static fromJSON(value: unknown): IntentError {
-    const parsed = SerializedIntentErrorSchema.parse(value);
+    const result = SerializedIntentErrorSchema.safeParse(value);
+    if (!result.success)
+      throw new IntentError(
+        'INPUT_INVALID',
+        'The value is not a serialised IntentError; pass the "error" object of an error envelope.',
+      );
+    const parsed = result.data;
     const options: IntentErrorOptions = { category: parsed.category, retryable: parsed.retryable };
     if (parsed.requestId !== undefined) options.requestId = parsed.requestId;
     if (parsed.details !== undefined) options.details = parsed.details;

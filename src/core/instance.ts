@@ -9,6 +9,7 @@ import { buildCandidateSchema, toOutputSchema, type IntentCandidate } from './ca
 import {
   IntentConfigBaseSchema,
   LimitsSchema,
+  isValidName,
   type FieldSpec,
   type FieldType,
   type JsonSchemaObject,
@@ -55,14 +56,15 @@ const MAX_PLANS = 256;
 
 /** Validates the serialisable part of an instance's options and resolves it. Throws `CONFIG_INVALID` naming the path. */
 export function resolveInstance(options: unknown, at = 'options'): InstanceModel {
+  checkRawFieldNames(options, at);
   const parsed = IntentConfigBaseSchema.safeParse(options);
   if (!parsed.success) {
     const items = zodIssuesToFeedback(parsed.error.issues, options);
     const first = items[0] ?? { path: '', message: 'invalid' };
-    throw new IntentError(
-      'CONFIG_INVALID',
-      `Invalid instance configuration at ${at}${first.path}: ${first.message} Fix the configuration and create the instance again.`,
-      { details: { issues: items.map((i) => ({ path: at + i.path, message: i.message })) } },
+    throw configInvalid(
+      at + first.path,
+      first.message,
+      items.map((i) => ({ path: at + i.path, message: i.message })),
     );
   }
   const cfg = parsed.data;
@@ -90,12 +92,11 @@ export function resolveInstance(options: unknown, at = 'options'): InstanceModel
     };
     if (spec.default !== undefined) {
       const problem = checkFieldValue(resolved, spec.default);
-      if (problem !== undefined)
-        throw new IntentError(
-          'CONFIG_INVALID',
-          `Invalid instance configuration at ${at}/schema/fields/${name}/default: the default does not fit the field (${problem}).`,
-          { details: { issues: [{ path: `${at}/schema/fields/${name}/default`, message: problem }] } },
-        );
+      if (problem !== undefined) {
+        const path = `${at}/schema/fields/${name}/default`;
+        const why = `The default ${DEFAULT_PROBLEMS[problem]}.`;
+        throw configInvalid(path, why, [{ path, message: why }]);
+      }
     }
     fields.set(name, resolved);
   }
@@ -140,6 +141,45 @@ export function resolveInstance(options: unknown, at = 'options'): InstanceModel
     },
   };
   return model;
+}
+
+const DEFAULT_PROBLEMS: Readonly<Record<FieldProblem, string>> = {
+  type: "has the wrong JSON type for the field's type",
+  pattern: "does not match the field's pattern",
+  enum: "is not one of the field's enum values",
+  minimum: "is below the field's minimum",
+  maximum: "is above the field's maximum",
+  date: 'is not a valid YYYY-MM-DD date',
+  datetime: 'is not a valid ISO 8601 date-time with an offset',
+};
+
+/** One sentence: where, what, and what to do next (spec 06). */
+function configInvalid(path: string, problem: string, issues: { path: string; message: string }[]): IntentError {
+  const what = problem.replace(/\.$/, '');
+  const lowered = what.charAt(0).toLowerCase() + what.slice(1);
+  return new IntentError(
+    'CONFIG_INVALID',
+    `Invalid instance configuration at ${path}: ${lowered}; fix it and create the instance again.`,
+    { details: { issues } },
+  );
+}
+
+/**
+ * Field names are checked on the raw object: zod's record parsing treats a `__proto__` key as a prototype, not as a
+ * name, so a schema validation alone would silently drop it.
+ */
+function checkRawFieldNames(options: unknown, at: string): void {
+  const schema = (options as { schema?: unknown } | null)?.schema;
+  const fields = (schema as { fields?: unknown } | null | undefined)?.fields;
+  if (fields === null || typeof fields !== 'object') return;
+  for (const name of Object.keys(fields)) {
+    if (!isValidName(name)) {
+      const path = `${at}/schema/fields/${name}`;
+      const why =
+        'Field names use 1–64 characters from A–Z, a–z, 0–9, "_", "." and "-" and are not __proto__, prototype or constructor.';
+      throw configInvalid(path, why, [{ path, message: why }]);
+    }
+  }
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;

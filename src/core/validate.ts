@@ -60,13 +60,16 @@ function checkReferences(candidate: IntentCandidate, baseline: EffectiveState | 
         if (intent.ref === '')
           push(toPointer([...at, 'ref']), 'A ref must not be empty; use null when none is needed.');
         else if (refs.has(intent.ref))
-          push(toPointer([...at, 'ref']), `The ref "${intent.ref}" is used twice; give each intent its own ref.`);
+          push(toPointer([...at, 'ref']), 'This ref is already used by another intent; give each intent its own ref.');
         refs.add(intent.ref);
       }
       const names = new Set<string>();
       (intent.inputs ?? []).forEach((entry, j) => {
         if (names.has(entry.name))
-          push(toPointer([...at, 'inputs', j, 'name']), `The input "${entry.name}" is listed twice; list it once.`);
+          push(
+            toPointer([...at, 'inputs', j, 'name']),
+            'This input name is already listed for this intent; list each input once.',
+          );
         names.add(entry.name);
       });
       walk(intent.children ?? [], [...at, 'children']);
@@ -93,18 +96,18 @@ function checkReferences(candidate: IntentCandidate, baseline: EffectiveState | 
 
   (candidate.relations ?? []).forEach((rel, i) => {
     for (const end of ['from', 'to'] as const)
-      if (!resolves(rel[end])) push(toPointer(['relations', i, end]), `"${rel[end]}" points nowhere; use ${refHint}.`);
+      if (!resolves(rel[end])) push(toPointer(['relations', i, end]), `This reference points nowhere; use ${refHint}.`);
   });
   (candidate.unresolved ?? []).forEach((u, i) => {
     if (u.intentRef !== undefined && u.intentRef !== null && !resolves(u.intentRef))
-      push(toPointer(['unresolved', i, 'intentRef']), `"${u.intentRef}" points nowhere; use ${refHint}, or null.`);
+      push(toPointer(['unresolved', i, 'intentRef']), `This reference points nowhere; use ${refHint}, or null.`);
   });
   (candidate.baselineChanges ?? []).forEach((change, i) => {
     const ids = change.target.kind === 'intent' ? baselineIntents : baselineConstraints;
     if (!ids.has(change.target.id))
       push(
         toPointer(['baselineChanges', i, 'target', 'id']),
-        `The baseline has no ${change.target.kind} "${change.target.id}"; use an id from the baseline.`,
+        `The baseline has no ${change.target.kind} with this id; use an id from the baseline.`,
       );
   });
   for (const [name, field] of Object.entries(candidate.fields ?? {})) {

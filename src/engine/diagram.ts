@@ -33,12 +33,12 @@ function guardName(guard: unknown): string | undefined {
 export function describeMachine(machine: AnyStateMachine = handoffMachine): DiagramModel {
   const states: DiagramModel['states'] = [];
   const edges: DiagramEdge[] = [];
-  const visit = (node: AnyStateNode, parent: AnyStateNode | undefined): void => {
+  const visit = (node: AnyStateNode, parent: AnyStateNode): void => {
     const compound = node.type === 'compound';
-    const initialKey = parent?.initial.target[0]?.key;
+    const initialKey = parent.initial.target[0]?.key;
     states.push({
       key: node.key,
-      parent: parent?.key,
+      parent: parent === machine.root ? undefined : parent.key,
       initial: initialKey === node.key,
       compound,
       tags: [...node.tags],
@@ -57,7 +57,7 @@ export function describeMachine(machine: AnyStateMachine = handoffMachine): Diag
     }
     for (const child of Object.values(node.states)) visit(child, node);
   };
-  for (const child of Object.values(machine.root.states)) visit(child, undefined);
+  for (const child of Object.values(machine.root.states)) visit(child, machine.root);
   return { id: machine.id, states, edges };
 }
 

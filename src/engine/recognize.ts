@@ -159,6 +159,12 @@ export async function recognize(
       const issues = (reply.error.details?.['issues'] ?? []) as FeedbackItem[];
       const second = await ask({ candidateText: first, issues });
       reply = await session.accept(requestId, submissionToken, second);
+      if (reply.isError && reply.error.code === 'CANDIDATE_INVALID') {
+        // The executor sent the same candidate again: the machine replays its feedback without spending the budget
+        // (spec 03), but the executor has had its one correction. End the request rather than leave it in correcting.
+        cancelQuietly(session, requestId);
+        return errorReply(handoffErrors.candidateRejected(requestId, issues));
+      }
     }
     return finish(reply);
   } catch (error) {
