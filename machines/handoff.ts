@@ -5,9 +5,10 @@
  * Design notes (why it looks the way it does):
  * - The machine decides, the engine executes. Every event leaves in `context.answer` what it meant for its sender
  *   (validate, join, conflict, replay, ...), so the engine never re-derives a lifecycle rule from a status field.
- * - `completed`, `cancelled` and `expired` are tagged `terminal` and absorb every event with targetless transitions:
- *   they are final in the sense of spec 03 (nothing leaves them), but they still answer replays and late cancels, so
- *   those answers come from the machine too. They are not XState `final` nodes because an XState final node ignores
+ * - `completed`, `cancelled` and `expired` are tagged `terminal` and absorb every event: ACCEPT and CANCEL get a
+ *   targetless transition that records the answer (replay, conflict, refused, already_*); VALIDATED, DEADLINE and CLOSE
+ *   have no handler there and change nothing. They are final in the sense of spec 03 (nothing leaves them), and the
+ *   late answers come from the machine too. `answer` is only meaningful after ACCEPT and CANCEL. They are not XState `final` nodes because an XState final node ignores
  *   events; the engine moves a terminal request into the store and stops its actor.
  * - The validation is started by the `startValidation` entry action and abandoned by the `abandonValidation` exit
  *   action of `validating`; its outcome comes back as a `VALIDATED` event. Both actions are implemented by the engine

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
+import { HANDOFF_STATES } from '../machines/handoff.js';
 import { toDot, toMermaid } from './engine/diagram.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -21,7 +22,7 @@ program
   .command('diagram')
   .description('print the handoff machine, generated from its definition')
   .addOption(new Option('--format <format>', 'diagram format').choices(['mermaid', 'dot']).default('mermaid'))
-  .option('--highlight <state>', 'highlight one state')
+  .addOption(new Option('--highlight <state>', 'highlight one state').choices([...HANDOFF_STATES]))
   .action((opts: { format: 'mermaid' | 'dot'; highlight?: string }) => {
     const render = opts.format === 'dot' ? toDot : toMermaid;
     process.stdout.write(render({ highlight: opts.highlight }));
