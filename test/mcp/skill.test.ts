@@ -1,0 +1,108 @@
+/**
+ * The bundled Skill (spec 04, "The bundled Skill"): skills/intent-host/SKILL.md in the Agent Skills format, telling a
+ * host model how to run a handoff, and shipped in the package.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const SKILL_URL = new URL('../../skills/intent-host/SKILL.md', import.meta.url);
+const skill = readFileSync(SKILL_URL, 'utf8');
+
+/** Splits YAML front matter (`---` … `---`) from the body and reads its top-level `key: value` lines. */
+function frontMatter(text: string): { fields: Map<string, string>; body: string } {
+  const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n([\s\S]*)$/.exec(text);
+  if (match === null) return expect.fail('SKILL.md must start with YAML front matter between --- lines');
+  const fields = new Map<string, string>();
+  for (const line of (match[1] ?? '').split(/\r?\n/)) {
+    const kv = /^([A-Za-z][\w-]*):\s*(.*)$/.exec(line);
+    if (kv !== null) fields.set(kv[1] ?? '', (kv[2] ?? '').replace(/^(["'])(.*)\1$/, '$2').trim());
+  }
+  return { fields, body: match[2] ?? '' };
+}
+
+const { fields, body } = frontMatter(skill);
+/** The body without Markdown emphasis (`**`) or code marks, so sentences read as plain text. */
+const plain = body.replace(/\*\*|`/g, '');
+/** Paragraphs and list items of the body, one entry each, in plain text. */
+const blocks = plain
+  .split(/\n\s*\n|\n(?=\s*[-*] |\s*\d+\. |#)/)
+  .map((b) => b.replace(/\s+/g, ' ').trim())
+  .filter((b) => b.length > 0);
+
+function blocksMentioning(word: string): string[] {
+  const found = blocks.filter((b) => b.includes(word));
+  expect(found, `no paragraph mentions ${word}`).not.toEqual([]);
+  return found;
+}
+
+describe('skills/intent-host/SKILL.md [SEED-SKILL]', () => {
+  it('[SEED-SKILL] has Agent Skills front matter: name intent-host (its folder) and a description', () => {
+    expect(fields.get('name')).toBe('intent-host');
+    expect(SKILL_URL.pathname).toMatch(/\/intent-host\/SKILL\.md$/);
+    const description = fields.get('description') ?? '';
+    expect(description.length).toBeGreaterThan(20);
+    expect(description.length).toBeLessThanOrEqual(1024);
+    expect(description).toMatch(/intent_prepare/);
+    expect(body.trim().length).toBeGreaterThan(0);
+  });
+
+  it('[SEED-SKILL] walks through intent_prepare, intent_accept and intent_cancel', () => {
+    for (const tool of ['intent_prepare', 'intent_accept', 'intent_cancel']) expect(plain).toContain(tool);
+    expect(plain.indexOf('intent_prepare')).toBeLessThan(plain.indexOf('intent_accept'));
+  });
+
+  it('[SEED-SKILL] writes the candidate from the task instructions, input and outputSchema', () => {
+    const writing = blocks.filter((b) => b.includes('outputSchema') && b.includes('instructions'));
+    expect(writing.length).toBeGreaterThan(0);
+    expect(writing.join(' ')).toMatch(/input/);
+  });
+
+  it('[SEED-SKILL] submits the whole candidate as candidateText, a string', () => {
+    const submit = blocksMentioning('candidateText').join(' ');
+    expect(submit).toMatch(/string/i);
+    expect(submit).toMatch(/complete|whole/i);
+    expect(submit).toMatch(/not an object/i);
+  });
+
+  it('[SEED-SKILL] on CANDIDATE_INVALID corrects exactly the listed issues, once', () => {
+    const correcting = blocksMentioning('CANDIDATE_INVALID').join(' ');
+    expect(correcting).toMatch(/\bonce\b/i);
+    expect(correcting).toMatch(/exactly/i);
+  });
+
+  it('[SEED-SKILL] never invents missing information to "correct" a candidate', () => {
+    expect(plain).toMatch(/never (?:"?fix"? a problem by )?invent/i);
+    const missing = blocks.filter((b) => /missing/i.test(b) && /invent/i.test(b));
+    expect(missing.length).toBeGreaterThan(0);
+  });
+
+  it('[SEED-SKILL] cancels with refusal when it will not answer and incomplete when its output was cut off', () => {
+    const refusal = blocksMentioning('refusal').join(' ');
+    expect(refusal).toMatch(/will not|won't|decline|refuse to/i);
+    const incomplete = blocksMentioning('incomplete').join(' ');
+    expect(incomplete).toMatch(/truncat|cut off/i);
+    const cancelSection = plain.slice(plain.lastIndexOf('intent_cancel'));
+    expect(cancelSection).toContain('refusal');
+    expect(cancelSection).toContain('incomplete');
+  });
+
+  it('[SEED-SKILL] never resubmits after CANDIDATE_REJECTED, HANDOFF_EXPIRED or HANDOFF_NOT_FOUND: prepare again', () => {
+    const stop = blocksMentioning('CANDIDATE_REJECTED').filter(
+      (b) => b.includes('HANDOFF_EXPIRED') && b.includes('HANDOFF_NOT_FOUND'),
+    );
+    expect(stop.length).toBeGreaterThan(0);
+    const sentence = stop.join(' ');
+    expect(sentence).toMatch(/(?:do not|don't|never) resubmit/i);
+    expect(sentence).toMatch(/intent_prepare again|prepare again/i);
+  });
+});
+
+describe('packaging [SEED-SKILL]', () => {
+  it('[SEED-SKILL] package.json "files" ships the skills folder', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      files?: string[];
+    };
+    expect(pkg.files).toBeDefined();
+    expect(pkg.files?.some((f) => /^(?:\.\/)?skills(?:\/|\/\*\*)?$/.test(f))).toBe(true);
+  });
+});
