@@ -1,0 +1,314 @@
+/**
+ * An executor that asks any OpenAI-compatible chat completions endpoint (OpenAI, vLLM, Ollama, llama.cpp server,
+ * DeepSeek, Qwen-compatible APIs) for the candidate, through the official `openai` client (spec 05, "Config file").
+ */
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import type { z } from 'zod';
+import { IntentError, type FeedbackItem } from '../core/errors.js';
+import type { ExecutorContext, IntentExecutor } from '../core/executor.js';
+import { toPointer } from '../core/feedback.js';
+import { ExecutorConfigSchema, type ExecutorConfig, type ModelTask } from '../core/schemas.js';
+
+/** Options of {@link createOpenAICompatibleExecutor}. */
+export interface OpenAICompatibleExecutorOptions {
+  /** Where `apiKeyEnv` is looked up, once, at creation. Default: `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** The `fetch` the client uses. Default: the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
+type ChatRequest = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonStreaming;
+
+/** Sent as the bearer token when `apiKeyEnv` is not set: local servers such as Ollama need none, the client needs one. */
+const NO_KEY = 'not-needed';
+
+const SILENT_LOGGER = { error: noop, warn: noop, info: noop, debug: noop };
+
+/**
+ * Creates an executor that sends each task to `POST {baseUrl}/chat/completions` and resolves with the message content.
+ *
+ * - `config` is validated with `ExecutorConfigSchema`, whose defaults apply: `responseFormat` `'json_schema'` (the
+ *   task's `outputSchema` as a strict structured output; `'json_object'` and `'text'` put the schema in the prompt
+ *   instead), `timeoutMs` `60000` (per HTTP attempt), `maxRetries` `2` (the client retries 408, 409, 429, 5xx and
+ *   network failures itself), `temperature` left to the server when absent.
+ * - The API key is read once, now, from `env[config.apiKeyEnv]` and from nowhere else: the `OPENAI_*` variables the
+ *   `openai` client would otherwise read (key, organisation, project, base URL, custom headers, log level) are ignored.
+ *   Without `apiKeyEnv` a placeholder key is sent.
+ * - On the correction call the previous candidate goes back as the assistant's message, followed by the format problems
+ *   to fix.
+ *
+ * Throws `CONFIG_INVALID` for an invalid config, a `baseUrl` holding a user name or password (secrets come only from the
+ * environment), or an `apiKeyEnv` variable that is missing or empty (the message names the variable, never a value).
+ * The executor rejects with `EXECUTOR_FAILED` (retryable for 429, 5xx, timeouts and network failures, with
+ * `details.status` when the endpoint answered with an HTTP error) or, when `ctx.signal` aborts, with the abort itself.
+ * Error messages never hold the key, headers, the base URL or the endpoint's own error text. Nothing is logged.
+ */
+export function createOpenAICompatibleExecutor(
+  config: ExecutorConfig | z.input<typeof ExecutorConfigSchema>,
+  options: OpenAICompatibleExecutorOptions = {},
+): IntentExecutor {
+  const parsed = ExecutorConfigSchema.safeParse(config);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = `executor${toPointer(issue?.path ?? [])}`;
+    const what = (issue?.message ?? 'invalid value').replace(/\.$/, '');
+    throw configInvalid(path, `${what.charAt(0).toLowerCase()}${what.slice(1)}; fix it and create the executor again`);
+  }
+  const { baseUrl, model, apiKeyEnv, temperature, responseFormat, timeoutMs, maxRetries } = parsed.data;
+
+  const url = new URL(baseUrl);
+  if (url.username !== '' || url.password !== '')
+    throw configInvalid(
+      'executor/baseUrl',
+      'the URL holds a user name or password, which is refused; remove them and put the key in an environment variable named by apiKeyEnv',
+    );
+
+  const apiKey = apiKeyEnv === undefined ? NO_KEY : readApiKey(options.env ?? process.env, apiKeyEnv);
+
+  let client: OpenAI;
+  try {
+    client = new OpenAI({
+      apiKey,
+      baseURL: baseUrl,
+      timeout: timeoutMs,
+      maxRetries,
+      // Explicit values so the client reads none of its OPENAI_* environment variables into requests or logs.
+      adminAPIKey: null,
+      organization: null,
+      project: null,
+      webhookSecret: null,
+      defaultHeaders: fixedHeaders(apiKey),
+      logLevel: 'off',
+      logger: SILENT_LOGGER,
+      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    });
+  } catch (error) {
+    throw new IntentError(
+      'CONFIG_INVALID',
+      'Invalid executor configuration: the OpenAI client could not be created from it; check executor.baseUrl and the environment.',
+      { cause: error },
+    );
+  }
+
+  const attempts = maxRetries + 1;
+  return async (task: ModelTask, ctx: ExecutorContext): Promise<string> => {
+    const request: ChatRequest = {
+      model,
+      messages: buildMessages(task, responseFormat, ctx),
+      ...(temperature === undefined ? {} : { temperature }),
+      ...responseFormatOf(task, responseFormat),
+    };
+    let completion: unknown;
+    try {
+      completion = await untilAborted(client.chat.completions.create(request, { signal: ctx.signal }), ctx.signal);
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      throw callFailure(error, timeoutMs, attempts);
+    }
+    return contentOf(completion);
+  };
+}
+
+function noop(): void {
+  // The executor never writes to stdout or stderr: stdout is the protocol channel in stdio mode.
+}
+
+function configInvalid(path: string, problem: string): IntentError {
+  return new IntentError('CONFIG_INVALID', `Invalid executor configuration at ${path}: ${problem}.`, {
+    details: { issues: [{ path, message: problem }] },
+  });
+}
+
+function readApiKey(env: NodeJS.ProcessEnv, name: string): string {
+  const value = env[name]?.trim() ?? '';
+  if (value === '')
+    throw configInvalid(
+      'executor/apiKeyEnv',
+      `the environment variable ${name} is not set or is empty; set it to the endpoint's API key, or remove apiKeyEnv for an endpoint that needs no key`,
+    );
+  try {
+    new Headers({ authorization: `Bearer ${value}` });
+  } catch {
+    throw configInvalid(
+      'executor/apiKeyEnv',
+      `the environment variable ${name} holds characters an HTTP header cannot carry; set it to the API key alone`,
+    );
+  }
+  return value;
+}
+
+/**
+ * The client adds headers from `OPENAI_CUSTOM_HEADERS` to every request, after its own authorization; naming them with
+ * `null` here drops them, and the key is set again, so nothing from the environment but `apiKeyEnv` reaches the endpoint.
+ */
+function fixedHeaders(apiKey: string): Record<string, string | null> {
+  const headers: Record<string, string | null> = {};
+  for (const line of (process.env['OPENAI_CUSTOM_HEADERS'] ?? '').split('\n')) {
+    const colon = line.indexOf(':');
+    const name = colon >= 0 ? line.slice(0, colon).trim() : '';
+    if (/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(name) && name.toLowerCase() !== 'authorization') headers[name] = null;
+  }
+  headers['Authorization'] = `Bearer ${apiKey}`;
+  return headers;
+}
+
+function buildMessages(task: ModelTask, format: ExecutorConfig['responseFormat'], ctx: ExecutorContext): ChatMessage[] {
+  const material = JSON.stringify(task.input);
+  const user =
+    format === 'json_schema'
+      ? material
+      : `${material}\n\noutputSchema (the JSON Schema your one JSON document must validate against):\n${JSON.stringify(task.outputSchema)}`;
+  const messages: ChatMessage[] = [
+    { role: 'system', content: task.instructions },
+    { role: 'user', content: user },
+  ];
+  if (ctx.feedback !== undefined)
+    messages.push(
+      { role: 'assistant', content: ctx.feedback.candidateText },
+      { role: 'user', content: correctionRequest(ctx.feedback.issues) },
+    );
+  return messages;
+}
+
+function correctionRequest(issues: readonly FeedbackItem[]): string {
+  const list = issues.map((i) => `- ${i.path === '' ? '(root)' : i.path}: ${i.message}`).join('\n');
+  return [
+    issues.length === 0
+      ? 'The document you sent does not validate against outputSchema.'
+      : 'The document you sent has these format errors (JSON Pointer: problem):',
+    ...(issues.length === 0 ? [] : [list]),
+    'Fix exactly these problems and change nothing else. Send the whole corrected JSON document again, and nothing else.',
+  ].join('\n');
+}
+
+function responseFormatOf(task: ModelTask, format: ExecutorConfig['responseFormat']): Partial<ChatRequest> {
+  switch (format) {
+    case 'json_schema':
+      return {
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'intent_candidate', strict: true, schema: task.outputSchema },
+        },
+      };
+    case 'json_object':
+      return { response_format: { type: 'json_object' } };
+    case 'text':
+      return {};
+  }
+}
+
+/**
+ * Settles with `promise`, or rejects with the abort reason as soon as `signal` aborts. The client waits out its retry
+ * back-off (up to the server's `retry-after`) before it notices an abort; the caller should not wait with it.
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      reject(abortReason(signal));
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error('The model call failed.', { cause: error }));
+      },
+    );
+  });
+}
+
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException('The model call was aborted.', 'AbortError');
+}
+
+/** Network error codes worth naming in `details.code`: they say what went wrong and hold no secret. */
+const NETWORK_CODE = /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/;
+
+function networkCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && NETWORK_CODE.test(code)) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Spec 06: `EXECUTOR_FAILED`, retryable when transient. Messages are written here, never copied from the cause. */
+function callFailure(error: unknown, timeoutMs: number, attempts: number): IntentError {
+  const tried = attempts > 1 ? ` after ${attempts} attempts` : '';
+  const fail = (message: string, retryable: boolean, details?: Record<string, unknown>): IntentError =>
+    new IntentError('EXECUTOR_FAILED', message, {
+      retryable,
+      cause: error,
+      ...(details === undefined ? {} : { details }),
+    });
+
+  if (error instanceof APIConnectionTimeoutError)
+    return fail(
+      `The model endpoint did not answer within ${timeoutMs} ms${tried}; retry, or allow more time with executor.timeoutMs.`,
+      true,
+    );
+  if (error instanceof APIConnectionError) {
+    const code = networkCode(error);
+    return fail(
+      `The model endpoint could not be reached${code === undefined ? '' : ` (${code})`}${tried}; check that it is running and that executor.baseUrl is right, then retry.`,
+      true,
+      code === undefined ? undefined : { code },
+    );
+  }
+  if (error instanceof APIError && typeof error.status === 'number') {
+    const status = error.status;
+    const retryable = status === 429 || status >= 500;
+    return fail(statusMessage(status, tried), retryable, { status });
+  }
+  const code = networkCode(error);
+  if (code !== undefined)
+    return fail(`The connection to the model endpoint failed (${code}); retry the call.`, true, { code });
+  return fail(
+    'The call to the model endpoint failed; check that executor.baseUrl points at an OpenAI-compatible API, then retry.',
+    false,
+  );
+}
+
+function statusMessage(status: number, tried: string): string {
+  const http = `HTTP ${status}`;
+  if (status === 401 || status === 403)
+    return `The model endpoint refused the credentials (${http}); check the key in the environment variable named by executor.apiKeyEnv.`;
+  if (status === 404)
+    return `The model endpoint answered ${http}; check executor.baseUrl (it usually ends in /v1) and executor.model.`;
+  if (status === 429) return `The model endpoint is rate-limiting calls (${http})${tried}; retry later.`;
+  if (status >= 500) return `The model endpoint failed (${http})${tried}; retry the call.`;
+  if (status === 400 || status === 422)
+    return `The model endpoint rejected the request (${http}); check executor.model, and executor.responseFormat (not every server supports json_schema).`;
+  return `The model endpoint answered ${http}; check the executor configuration.`;
+}
+
+function contentOf(completion: unknown): string {
+  const choice = (completion as { choices?: unknown } | null)?.choices;
+  const first = Array.isArray(choice) ? (choice[0] as unknown) : undefined;
+  const message = (first as { message?: unknown; finish_reason?: unknown } | undefined)?.message as
+    { content?: unknown; refusal?: unknown } | undefined;
+  const finish = (first as { finish_reason?: unknown } | undefined)?.finish_reason;
+  const fail = (text: string): IntentError => new IntentError('EXECUTOR_FAILED', text, { retryable: false });
+  if (typeof message?.refusal === 'string' && message.refusal !== '')
+    throw fail('The model refused the task; rephrase the request or use another model.');
+  if (typeof message?.content === 'string' && message.content.trim() !== '') return message.content;
+  if (finish === 'length')
+    throw fail(
+      "The model's answer was cut off before any content (finish_reason length); allow it more output tokens.",
+    );
+  if (finish === 'content_filter')
+    throw fail("The endpoint's content filter withheld the model's answer; rephrase the request or use another model.");
+  throw fail(
+    first === undefined
+      ? 'The model endpoint answered without any choice; check that executor.baseUrl points at an OpenAI-compatible chat completions API.'
+      : 'The model answered with empty content; check executor.model and executor.responseFormat, then retry.',
+  );
+}
