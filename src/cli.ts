@@ -1,22 +1,143 @@
 #!/usr/bin/env node
 /**
- * The `intent-mcp` command. This early version answers `--help`, `--version` and `diagram`; `serve` arrives with the
- * server (issue 5).
+ * The `intent-mcp` command (spec 05): `serve` (default), `check-config FILE`, `diagram`, `--help`, `--version`.
+ * Invalid flags or configuration: one line on stderr naming the problem, exit code 2. stdout carries only the protocol
+ * (stdio) or the output a subcommand was asked for; logs go to stderr.
  */
 import { readFileSync } from 'node:fs';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { HANDOFF_STATES } from '../machines/handoff.js';
+import { IntentError } from './core/errors.js';
 import { toDot, toMermaid } from './engine/diagram.js';
+import { buildAdapter, resolveServe, startServe, type ServeFlags } from './server/app.js';
+import { LOG_LEVELS, createLogger } from './server/logger.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
+/** Shutdown must finish within this many ms (spec 05: exit 0 within 5 s). */
+const SHUTDOWN_GRACE_MS = 4000;
+
+function fail(message: string): never {
+  process.stderr.write(`intent-mcp: ${message}\n`);
+  process.exit(2);
+}
+
+function integer(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
+function run<A extends unknown[]>(action: (...args: A) => Promise<void> | void) {
+  return async (...args: A): Promise<void> => {
+    try {
+      await action(...args);
+    } catch (error) {
+      if (error instanceof IntentError) fail(error.message);
+      throw error;
+    }
+  };
+}
+
 const program = new Command('intent-mcp')
-  .description('Turn natural-language requests into structured intents, served over MCP.')
+  .description('Turn natural-language requests into structured intents, served over MCP (stdio or stateful HTTP).')
   .version(pkg.version)
-  .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+  .showSuggestionAfterError(true)
+  .configureOutput({
+    writeErr: (s) => process.stderr.write(s),
+    outputError: (s, write) => {
+      write(`intent-mcp: ${(s.split('\n')[0] ?? '').replace(/^error: /, '')}\n`);
+    },
+  })
   .exitOverride((err) => {
     process.exit(err.exitCode === 0 ? 0 : 2);
   });
+
+program
+  .command('serve', { isDefault: true })
+  .description('serve the MCP tools (the default command)')
+  .option('--config <file>', 'JSON config file; without it the embedded default is served (host mode, instance "main")')
+  .addOption(new Option('--mode <mode>', 'tool mode').choices(['host', 'executor']))
+  .addOption(new Option('--transport <transport>', 'transport').choices(['stdio', 'http']))
+  .option('--host <host>', 'HTTP listen address (default 127.0.0.1)')
+  .option('--port <port>', 'HTTP port (default 3001)', integer(0, 65535))
+  .option('--path <path>', 'HTTP path of the MCP endpoint (default /mcp)')
+  .option('--public-origin <url>', 'public http(s) origin clients use; required when binding 0.0.0.0 or ::')
+  .option('--max-sessions <n>', 'most concurrent HTTP sessions (default 256)', integer(1, 1_000_000))
+  .option(
+    '--session-idle-ms <ms>',
+    'close HTTP sessions idle this long (default 1800000)',
+    integer(1000, 2_147_483_647),
+  )
+  .option(
+    '--timeout-ms <ms>',
+    'recognition deadline for every instance, counted from prepare',
+    integer(1, 2_147_483_647),
+  )
+  .addOption(new Option('--log-level <level>', 'stderr log level (debug = JSON lines)').choices([...LOG_LEVELS]))
+  .action(
+    run(async (opts: ServeFlags) => {
+      const resolved = resolveServe(opts);
+      const logger = createLogger(resolved.logLevel);
+      const running = await startServe(resolved, logger);
+      let stopping = false;
+      const stop = (signal: string): void => {
+        if (stopping) return;
+        stopping = true;
+        logger.info('shutting down', { signal });
+        setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
+        void running.close().finally(() => process.exit(0));
+      };
+      process.on('SIGINT', () => {
+        stop('SIGINT');
+      });
+      process.on('SIGTERM', () => {
+        stop('SIGTERM');
+      });
+    }),
+  );
+
+program
+  .command('check-config')
+  .description('validate a config file and print what would be served; exit 0, or 2 with the problem')
+  .argument('<file>', 'JSON config file')
+  .action(
+    run((file: string) => {
+      const resolved = resolveServe({ config: file });
+      const adapter = buildAdapter(resolved);
+      const instances = Object.entries(resolved.config.instances ?? {}).map(([name, c]) => ({
+        name,
+        fields: Object.keys(c.schema?.fields ?? {}),
+        executor:
+          c.executor === undefined
+            ? null
+            : { kind: c.executor.kind, baseUrl: c.executor.baseUrl, model: c.executor.model },
+      }));
+      process.stdout.write(
+        JSON.stringify(
+          {
+            ok: true,
+            mode: resolved.mode,
+            tools: adapter.tools.map((t) => t.name),
+            instances,
+            http: {
+              host: resolved.host,
+              port: resolved.port,
+              path: resolved.path,
+              publicOrigin: resolved.publicOrigin?.origin ?? null,
+              maxSessions: resolved.maxSessions,
+              sessionIdleMs: resolved.sessionIdleMs,
+            },
+          },
+          null,
+          2,
+        ) + '\n',
+      );
+    }),
+  );
 
 program
   .command('diagram')
@@ -28,4 +149,4 @@ program
     process.stdout.write(render({ highlight: opts.highlight }));
   });
 
-program.parse();
+await program.parseAsync();

@@ -12,88 +12,237 @@ export interface Requirement {
 
 export const requirements: Requirement[] = [
   // --- the seed ------------------------------------------------------------------------------------------------------
-  { id: 'SEED-ONE-CORE', text: 'Every entry point (Native API, adapter, standalone server) shares one recognition core and one IntentResult type.' },
-  { id: 'SEED-INSTANCES-DISTINCT', text: "The server config's instances are IntentConfig; the adapter's instances are caller-created Intent objects; they are not interchangeable.", pending: 'issue 4' },
-  { id: 'SEED-ADAPTER-API', text: 'createIntentMcpAdapter, adapter.tools, adapter.connect, adapter.close, session.callTool, session.close exist with the seed signatures.', pending: 'issue 4' },
-  { id: 'SEED-MODE', text: "config.mode is 'executor' or 'host', default 'executor'; executor mode requires every instance to already have an executor.", pending: 'issue 4' },
-  { id: 'SEED-INSTANCES-REQUIRED', text: 'config.instances is required and non-empty.', pending: 'issue 4' },
-  { id: 'SEED-PREFIX', text: 'toolPrefix (default empty) lets the tools coexist; name clashes are checked before registration.', pending: 'issue 4' },
-  { id: 'SEED-PROTOCOL-FROM-SDK', text: "connect.protocolVersion is required and comes from the SDK's negotiation, never from tool input or context.", pending: 'issue 4' },
-  { id: 'SEED-INSTANCE-ARG', text: 'With one instance it is chosen automatically; with several, instance must be given explicitly; never guess a default.', pending: 'issue 4' },
+  {
+    id: 'SEED-ONE-CORE',
+    text: 'Every entry point (Native API, adapter, standalone server) shares one recognition core and one IntentResult type.',
+  },
+  {
+    id: 'SEED-INSTANCES-DISTINCT',
+    text: "The server config's instances are IntentConfig; the adapter's instances are caller-created Intent objects; they are not interchangeable.",
+  },
+  {
+    id: 'SEED-ADAPTER-API',
+    text: 'createIntentMcpAdapter, adapter.tools, adapter.connect, adapter.close, session.callTool, session.close exist with the seed signatures.',
+  },
+  {
+    id: 'SEED-MODE',
+    text: "config.mode is 'executor' or 'host', default 'executor'; executor mode requires every instance to already have an executor.",
+  },
+  { id: 'SEED-INSTANCES-REQUIRED', text: 'config.instances is required and non-empty.' },
+  {
+    id: 'SEED-PREFIX',
+    text: 'toolPrefix (default empty) lets the tools coexist; name clashes are checked before registration.',
+  },
+  {
+    id: 'SEED-PROTOCOL-FROM-SDK',
+    text: "connect.protocolVersion is required and comes from the SDK's negotiation, never from tool input or context.",
+  },
+  {
+    id: 'SEED-INSTANCE-ARG',
+    text: 'With one instance it is chosen automatically; with several, instance must be given explicitly; never guess a default.',
+  },
   { id: 'SEED-SIGNAL', text: 'options.signal is protocol-level cancellation and never part of the tool JSON.' },
-  { id: 'SEED-NAMES', text: 'Instance names are 1–64 characters from [A-Za-z0-9_.-], never __proto__/prototype/constructor; the prefix uses the same set and may be empty.', pending: 'issue 4' },
-  { id: 'SEED-CONNECT-INVALID', text: 'An invalid connection configuration fails with CONFIG_INVALID, category transport.', pending: 'issue 4' },
+  {
+    id: 'SEED-NAMES',
+    text: 'Instance names are 1–64 characters from [A-Za-z0-9_.-], never __proto__/prototype/constructor; the prefix uses the same set and may be empty.',
+  },
+  {
+    id: 'SEED-CONNECT-INVALID',
+    text: 'An invalid connection configuration fails with CONFIG_INVALID, category transport.',
+  },
   { id: 'SEED-DISPOSED', text: 'A disposed instance cannot be used for a new recognition.' },
-  { id: 'SEED-UNKNOWN-TOOL', text: 'An unknown tool name returns exactly undefined.', pending: 'issue 4' },
-  { id: 'SEED-CLOSE', text: "session.close ends that session's recognitions and retained records; adapter.close closes its sessions; neither disposes the caller's Intents nor closes external SDK objects.", pending: 'issue 4' },
-  { id: 'SEED-HOST-TOOLS', text: 'Host mode exposes intent_prepare, intent_accept and intent_cancel with the seed inputs and outputs.', pending: 'issue 4' },
-  { id: 'SEED-HOST-NO-MODEL', text: 'In host mode the server never calls a model of its own.', pending: 'issue 4' },
-  { id: 'SEED-SKILL', text: 'The bundled Skill tells the host model how to run a handoff, correct at most once, and cancel with refusal/incomplete.', pending: 'issue 4' },
-  { id: 'SEED-JOIN', text: 'The same token with a byte-identical candidate, submitted concurrently, shares one validation.' },
+  { id: 'SEED-UNKNOWN-TOOL', text: 'An unknown tool name returns exactly undefined.' },
+  {
+    id: 'SEED-CLOSE',
+    text: "session.close ends that session's recognitions and retained records; adapter.close closes its sessions; neither disposes the caller's Intents nor closes external SDK objects.",
+  },
+  {
+    id: 'SEED-HOST-TOOLS',
+    text: 'Host mode exposes intent_prepare, intent_accept and intent_cancel with the seed inputs and outputs.',
+  },
+  { id: 'SEED-HOST-NO-MODEL', text: 'In host mode the server never calls a model of its own.' },
+  {
+    id: 'SEED-SKILL',
+    text: 'The bundled Skill tells the host model how to run a handoff, correct at most once, and cancel with refusal/incomplete.',
+  },
+  {
+    id: 'SEED-JOIN',
+    text: 'The same token with a byte-identical candidate, submitted concurrently, shares one validation.',
+  },
   { id: 'SEED-REPLAY', text: 'A completed reply can be replayed while it is still retained.' },
   { id: 'SEED-CONFLICT', text: 'A different candidate conflicts.' },
   { id: 'SEED-BUDGET', text: 'An explicit correction does not reset the validation budget.' },
   { id: 'SEED-DEADLINE', text: 'By default a recognition has no deadline; an explicit timeout counts from prepare.' },
-  { id: 'SEED-STORE', text: 'Terminal replies are retained at most 32 items / 8 MiB per adapter; after session close or eviction the host must prepare again.' },
-  { id: 'SEED-PARSE-ONLY', text: 'Executor mode exposes only intent_parse.', pending: 'issue 4' },
-  { id: 'SEED-PARSE-INPUT', text: 'The intent_parse input is the Native request (input, fields, context, baseline, referenceTime, output) plus instance.' },
-  { id: 'SEED-FORBIDDEN-KEYS', text: 'schema, executor, apiKey, signal, a config path and mode can never be passed by a caller.' },
-  { id: 'SEED-GOLDEN', text: "The seed example gives the full schema-less IntentResult; content[0].text is the JSON of the same object, reproduced byte for byte." },
-  { id: 'SEED-ENVELOPES', text: 'Success and error envelopes follow the seed table; a technical error never carries a partial result.', pending: 'issue 4' },
-  { id: 'SEED-REVISIONS', text: 'Revisions 2025-06-18, 2025-11-25, 2026-07-28 are supported; under 2026-07-28 a tool reply also carries resultType complete.', pending: 'issue 4' },
-  { id: 'SEED-HTTP', text: 'The command serves stateful Streamable HTTP for the 2025 revisions with --transport http --host --port --path; stdio for all three.', pending: 'issue 5' },
-  { id: 'SEED-PUBLIC-ORIGIN', text: '--public-origin has no credentials, wildcard, path, query or fragment; required for wildcard binds; Host and Origin match it exactly; forwarding headers are not trusted.', pending: 'issue 5' },
-  { id: 'SEED-MOUNT', text: 'An existing service can mount the tool list and call forwarding on its own SDK handler; one session per logical connection, never per HTTP request.', pending: 'issue 4' },
+  {
+    id: 'SEED-STORE',
+    text: 'Terminal replies are retained at most 32 items / 8 MiB per adapter; after session close or eviction the host must prepare again.',
+  },
+  { id: 'SEED-PARSE-ONLY', text: 'Executor mode exposes only intent_parse.' },
+  {
+    id: 'SEED-PARSE-INPUT',
+    text: 'The intent_parse input is the Native request (input, fields, context, baseline, referenceTime, output) plus instance.',
+  },
+  {
+    id: 'SEED-FORBIDDEN-KEYS',
+    text: 'schema, executor, apiKey, signal, a config path and mode can never be passed by a caller.',
+  },
+  {
+    id: 'SEED-GOLDEN',
+    text: 'The seed example gives the full schema-less IntentResult; content[0].text is the JSON of the same object, reproduced byte for byte.',
+  },
+  {
+    id: 'SEED-ENVELOPES',
+    text: 'Success and error envelopes follow the seed table; a technical error never carries a partial result.',
+  },
+  {
+    id: 'SEED-REVISIONS',
+    text: 'Revisions 2025-06-18, 2025-11-25, 2026-07-28 are supported; under 2026-07-28 a tool reply also carries resultType complete.',
+  },
+  {
+    id: 'SEED-HTTP',
+    text: 'The command serves stateful Streamable HTTP for the 2025 revisions with --transport http --host --port --path; stdio for all three.',
+    pending: 'issue 5',
+  },
+  {
+    id: 'SEED-PUBLIC-ORIGIN',
+    text: '--public-origin has no credentials, wildcard, path, query or fragment; required for wildcard binds; Host and Origin match it exactly; forwarding headers are not trusted.',
+    pending: 'issue 5',
+  },
+  {
+    id: 'SEED-MOUNT',
+    text: 'An existing service can mount the tool list and call forwarding on its own SDK handler; one session per logical connection, never per HTTP request.',
+  },
 
   // --- spec 02: request, candidate, result ---------------------------------------------------------------------------
-  { id: 'S02-SCHEMAS', text: 'Every public shape is a zod schema; JSON Schemas are derived from them, never written twice.' },
-  { id: 'S02-CONFIG', text: 'IntentConfig and FieldSpec are validated; the constructor throws CONFIG_INVALID naming the offending path.' },
-  { id: 'S02-EXECUTOR-FN', text: 'A Native executor is (task, { signal, feedback? }) => Promise<string>; parse asks it at most twice, the second time with feedback.' },
-  { id: 'S02-DISPOSE', text: 'dispose() makes the instance refuse new recognitions (INSTANCE_DISPOSED) while in-flight ones finish.' },
+  {
+    id: 'S02-SCHEMAS',
+    text: 'Every public shape is a zod schema; JSON Schemas are derived from them, never written twice.',
+  },
+  {
+    id: 'S02-CONFIG',
+    text: 'IntentConfig and FieldSpec are validated; the constructor throws CONFIG_INVALID naming the offending path.',
+  },
+  {
+    id: 'S02-EXECUTOR-FN',
+    text: 'A Native executor is (task, { signal, feedback? }) => Promise<string>; parse asks it at most twice, the second time with feedback.',
+  },
+  {
+    id: 'S02-DISPOSE',
+    text: 'dispose() makes the instance refuse new recognitions (INSTANCE_DISPOSED) while in-flight ones finish.',
+  },
   { id: 'S02-REQ-INPUT', text: 'input is a string of 1..maxInputChars characters after trimming.' },
-  { id: 'S02-REQ-FIELDS', text: 'fields names come from the instance schema; unknown or duplicate → INPUT_INVALID; with no schema every name is unknown.' },
+  {
+    id: 'S02-REQ-FIELDS',
+    text: 'fields names come from the instance schema; unknown or duplicate → INPUT_INVALID; with no schema every name is unknown.',
+  },
   { id: 'S02-REQ-CONTEXT', text: 'context is at most maxContextItems items of { role, text }.' },
   { id: 'S02-REQ-BASELINE', text: 'baseline is an earlier effective state, validated with the same schema.' },
-  { id: 'S02-REQ-REFTIME', text: 'referenceTime is an ISO 8601 date-time with offset; it defaults to the time of prepare.' },
+  {
+    id: 'S02-REQ-REFTIME',
+    text: 'referenceTime is an ISO 8601 date-time with offset; it defaults to the time of prepare.',
+  },
   { id: 'S02-REQ-UNKNOWN-KEY', text: 'Any other request key is INPUT_INVALID naming the key.' },
-  { id: 'S02-TASK', text: 'ModelTask is { instructions, input: TaskMaterial, outputSchema }; material holds no secrets or executor settings.' },
-  { id: 'S02-INSTRUCTIONS', text: 'Instructions are complete and self-contained in the request language (zh-CN or en).' },
-  { id: 'S02-OUTPUTSCHEMA', text: 'outputSchema is narrowed to the request: exactly the selected fields with their types; baselineChanges only with a baseline.' },
+  {
+    id: 'S02-TASK',
+    text: 'ModelTask is { instructions, input: TaskMaterial, outputSchema }; material holds no secrets or executor settings.',
+  },
+  {
+    id: 'S02-INSTRUCTIONS',
+    text: 'Instructions are complete and self-contained in the request language (zh-CN or en).',
+  },
+  {
+    id: 'S02-OUTPUTSCHEMA',
+    text: 'outputSchema is narrowed to the request: exactly the selected fields with their types; baselineChanges only with a baseline.',
+  },
   { id: 'S02-STRICT', text: 'outputSchema is accepted by OpenAI strict structured outputs.' },
   { id: 'S02-FENCE', text: 'One surrounding Markdown code fence is stripped without counting as an error.' },
-  { id: 'S02-FORMAT-ERRORS', text: 'Not one JSON document, schema violations, dangling refs, unknown baseline ids and mistyped field values are correctable CANDIDATE_INVALID.' },
+  {
+    id: 'S02-FORMAT-ERRORS',
+    text: 'Not one JSON document, schema violations, dangling refs, unknown baseline ids and mistyped field values are correctable CANDIDATE_INVALID.',
+  },
   { id: 'S02-FEEDBACK', text: 'Feedback is at most 20 { path: JSON Pointer, message } items in plain words.' },
-  { id: 'S02-NOT-FORMAT', text: 'Missing/ambiguous fields, unresolved entries, partial coverage and pattern/enum/range breaks never trigger a correction.' },
+  {
+    id: 'S02-NOT-FORMAT',
+    text: 'Missing/ambiguous fields, unresolved entries, partial coverage and pattern/enum/range breaks never trigger a correction.',
+  },
   { id: 'S02-KEY-ORDER', text: 'IntentResult keys are in exactly the order spec 02 lists.' },
   { id: 'S02-NORMALIZED-INPUT', text: 'normalizedInput is NFC, trimmed, whitespace folded; no NFKC.' },
   { id: 'S02-IDS', text: 'Ids are assigned by the core, numbered depth-first from 1, continuing after the baseline.' },
-  { id: 'S02-SCOPES', text: 'Intent constraints get intent scope; request-level constraints request scope in effective.constraints.' },
-  { id: 'S02-CHANGES', text: 'turn.changes lists adds in document order, then baseline changes; an unapplicable change is ignored with an issue.' },
-  { id: 'S02-TURN', text: 'turn.intentIds lists added or updated intents; facts holds referenceTime only when it was given.' },
-  { id: 'S02-EFFECTIVE', text: "effective.scope is current_request without a baseline and conversation with one, baseline items first." },
-  { id: 'S02-STATUS', text: 'status is derived by the first matching rule: no_intent, ambiguous, needs_input, partial, complete.' },
-  { id: 'S02-FIELD-RESULTS', text: 'fieldResults has one entry per selected field in request order with filled/missing/ambiguous/invalid; defaults become inferences.' },
+  {
+    id: 'S02-SCOPES',
+    text: 'Intent constraints get intent scope; request-level constraints request scope in effective.constraints.',
+  },
+  {
+    id: 'S02-CHANGES',
+    text: 'turn.changes lists adds in document order, then baseline changes; an unapplicable change is ignored with an issue.',
+  },
+  {
+    id: 'S02-TURN',
+    text: 'turn.intentIds lists added or updated intents; facts holds referenceTime only when it was given.',
+  },
+  {
+    id: 'S02-EFFECTIVE',
+    text: 'effective.scope is current_request without a baseline and conversation with one, baseline items first.',
+  },
+  {
+    id: 'S02-STATUS',
+    text: 'status is derived by the first matching rule: no_intent, ambiguous, needs_input, partial, complete.',
+  },
+  {
+    id: 'S02-FIELD-RESULTS',
+    text: 'fieldResults has one entry per selected field in request order with filled/missing/ambiguous/invalid; defaults become inferences.',
+  },
   { id: 'S02-LANGUAGE', text: 'Language is output.language, else the instance language, else auto by CJK detection.' },
 
   // --- spec 03: the handoff lifecycle --------------------------------------------------------------------------------
-  { id: 'S03-STATES', text: 'The machine has exactly prepared, validating, correcting, completed, cancelled, expired.' },
+  {
+    id: 'S03-STATES',
+    text: 'The machine has exactly prepared, validating, correcting, completed, cancelled, expired.',
+  },
   { id: 'S03-TABLE', text: 'Every row of the transition table holds.' },
-  { id: 'S03-TOKEN', text: 'requestId is a UUID v4; the token has ≥128 random bits, is stored hashed and compared in constant time.' },
-  { id: 'S03-NOT-FOUND', text: 'Unknown, evicted, other-session and wrong-token accepts give the same HANDOFF_NOT_FOUND.' },
-  { id: 'S03-PENDING-CAP', text: 'At most maxPendingPerSession live requests per session; the next prepare gets CAPACITY_EXCEEDED.' },
+  {
+    id: 'S03-TOKEN',
+    text: 'requestId is a UUID v4; the token has ≥128 random bits, is stored hashed and compared in constant time.',
+  },
+  {
+    id: 'S03-NOT-FOUND',
+    text: 'Unknown, evicted, other-session and wrong-token accepts give the same HANDOFF_NOT_FOUND.',
+  },
+  {
+    id: 'S03-PENDING-CAP',
+    text: 'At most maxPendingPerSession live requests per session; the next prepare gets CAPACITY_EXCEEDED.',
+  },
   { id: 'S03-SESSION-CLOSE', text: 'Session close cancels live requests; waiters get SESSION_CLOSED.' },
-  { id: 'S03-EXECUTOR', text: 'intent_parse runs the same machine: one more executor call with feedback after CANDIDATE_INVALID; signal → ABORTED; deadline → TIMEOUT.' },
-  { id: 'S03-SIGNAL-ACCEPT', text: "A signal on accept only stops that caller's wait; a shared validation keeps running." },
-  { id: 'S03-INSPECT', text: 'An inspection stream of transitions and a snapshot of live requests and store usage, without tokens or candidate text.' },
+  {
+    id: 'S03-EXECUTOR',
+    text: 'intent_parse runs the same machine: one more executor call with feedback after CANDIDATE_INVALID; signal → ABORTED; deadline → TIMEOUT.',
+  },
+  {
+    id: 'S03-SIGNAL-ACCEPT',
+    text: "A signal on accept only stops that caller's wait; a shared validation keeps running.",
+  },
+  {
+    id: 'S03-INSPECT',
+    text: 'An inspection stream of transitions and a snapshot of live requests and store usage, without tokens or candidate text.',
+  },
   { id: 'S03-DIAGRAM', text: 'Mermaid and DOT diagrams are generated from the machine definition.' },
-  { id: 'S03-MODEL-CHECK', text: 'The reachable state space is enumerated and the invariants hold on every state and edge; a broken variant is caught.' },
+  {
+    id: 'S03-MODEL-CHECK',
+    text: 'The reachable state space is enumerated and the invariants hold on every state and edge; a broken variant is caught.',
+  },
   { id: 'S03-INTERLEAVINGS', text: 'Interleavings of concurrent real calls agree with a reference model.' },
 
   // --- spec 06: errors -----------------------------------------------------------------------------------------------
   { id: 'S06-CODES', text: 'Every error code has its category and retryability.' },
-  { id: 'S06-SERIALIZED', text: 'SerializedIntentError is { code, category, message, retryable, requestId?, details? }.' },
+  {
+    id: 'S06-SERIALIZED',
+    text: 'SerializedIntentError is { code, category, message, retryable, requestId?, details? }.',
+  },
   { id: 'S06-THROWN', text: 'Errors thrown by the library API are IntentErrors.' },
   { id: 'S06-MESSAGES', text: 'Messages are English, one sentence, and say what to do next.' },
   { id: 'S06-NO-LEAK', text: 'Errors never leak tokens, keys, stack traces or candidate text.' },
-  { id: 'S06-EXECUTOR-FAILED', text: 'EXECUTOR_FAILED is retryable for 429, 5xx and network causes, with details.status when HTTP.' },
+  {
+    id: 'S06-EXECUTOR-FAILED',
+    text: 'EXECUTOR_FAILED is retryable for 429, 5xx and network causes, with details.status when HTTP.',
+  },
 ];

@@ -141,6 +141,19 @@ export class IntentError extends Error {
   }
 }
 
+/** The same error with `requestId` set, when it has none (an executor's own IntentError, say). */
+export function withRequestId(error: IntentError, requestId: string): IntentError {
+  if (error.requestId !== undefined) return error;
+  const options: IntentErrorOptions = {
+    category: error.category,
+    retryable: error.retryable,
+    requestId,
+    cause: error.cause,
+  };
+  if (error.details !== undefined) options.details = { ...error.details };
+  return new IntentError(error.code, error.message, options);
+}
+
 export function isIntentError(value: unknown): value is IntentError {
   return value instanceof IntentError;
 }

@@ -3,7 +3,7 @@
  * with the executor in the host's place. Prepare, ask the executor, accept its candidate; after `CANDIDATE_INVALID` ask
  * once more with the feedback; return the terminal reply.
  */
-import { IntentError, toIntentError, type FeedbackItem } from '../core/errors.js';
+import { IntentError, toIntentError, withRequestId, type FeedbackItem } from '../core/errors.js';
 import type { IntentExecutor } from '../core/executor.js';
 import type { CandidateFeedback, ModelTask } from '../core/schemas.js';
 import type { EngineSession, HandoffInstance } from './engine.js';
@@ -36,7 +36,7 @@ const TRANSIENT_CODES = new Set([
  * never copied: it may hold a URL with credentials or a key.
  */
 export function executorFailure(error: unknown, requestId?: string): IntentError {
-  if (error instanceof IntentError) return error;
+  if (error instanceof IntentError) return requestId === undefined ? error : withRequestId(error, requestId);
   const cause = error as { status?: unknown; code?: unknown; cause?: { code?: unknown } } | null;
   const status = typeof cause?.status === 'number' ? cause.status : undefined;
   const code =

@@ -314,14 +314,15 @@ class Session implements IntentMcpSession {
   async callTool(
     name: string,
     args: unknown,
-    options: IntentParseOptions = {},
+    options?: IntentParseOptions | null,
   ): Promise<IntentMcpToolResult | undefined> {
     const kind = typeof name === 'string' ? this.#adapter.kindOf(name) : undefined;
     if (kind === undefined) return undefined;
     const version = this.protocolVersion;
     if (this.#closed) return errorEnvelope(handoffErrors.sessionClosed(), version);
     try {
-      return envelopeFromReply(await this.#adapter.run(kind, name, this.#engineSession, args, options), version);
+      const checked = checkParseOptions(options);
+      return envelopeFromReply(await this.#adapter.run(kind, name, this.#engineSession, args, checked), version);
     } catch (error) {
       return errorEnvelope(toIntentError(error), version);
     }
@@ -333,4 +334,15 @@ class Session implements IntentMcpSession {
     await this.#engineSession.close();
     this.#adapter.forget(this);
   }
+}
+
+/** `callTool`'s options come from the caller's code, not from tool JSON; bad ones are `INPUT_INVALID` envelopes. */
+function checkParseOptions(options: IntentParseOptions | null | undefined): IntentParseOptions {
+  if (options === undefined || options === null) return {};
+  const { signal, timeoutMs } = options;
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new IntentError('INPUT_INVALID', 'options.signal must be an AbortSignal; pass the SDK request signal as is.');
+  if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647))
+    throw new IntentError('INPUT_INVALID', 'options.timeoutMs must be a positive integer number of milliseconds.');
+  return options;
 }

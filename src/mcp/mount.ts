@@ -10,8 +10,8 @@
  * the single place this library touches an SDK internal, and a test pins the behaviour.
  */
 import { McpServer, ProtocolError, ProtocolErrorCode, Server, type ServerContext } from '@modelcontextprotocol/server';
-import { IntentError } from '../core/errors.js';
-import { PROTOCOL_VERSIONS, type IntentMcpAdapter, type IntentMcpSession, type ProtocolVersion } from './adapter.js';
+import { IntentError, toIntentError } from '../core/errors.js';
+import type { IntentMcpAdapter, IntentMcpSession, ProtocolVersion } from './adapter.js';
 import { errorEnvelope } from './envelopes.js';
 
 type StoredHandler = (request: unknown, ctx: ServerContext) => Promise<Record<string, unknown>>;
@@ -111,41 +111,36 @@ export async function mountIntentMcpTools(
   low.registerCapabilities({ tools: low.getCapabilities().tools ?? {} });
   low.setRequestHandler('tools/list', async (request, ctx) => {
     const own = originalList === undefined ? { tools: [] } : await originalList(request, ctx);
-    return { ...own, tools: [...((own['tools'] ?? []) as object[]), ...adapter.tools] } as never;
+    const tools = (own['tools'] ?? []) as object[];
+    // With a paginated original list, ours go on its last page only, so every tool is listed exactly once.
+    const last = typeof own['nextCursor'] !== 'string';
+    return { ...own, tools: last ? [...tools, ...adapter.tools] : tools } as never;
   });
+  const ours = new Set(adapter.tools.map((t) => t.name));
   low.setRequestHandler('tools/call', async (request, ctx) => {
+    const { name } = request.params;
+    if (!ours.has(name)) {
+      // Exact fall-through: every other name goes to the server's own handler, untouched.
+      if (originalCall !== undefined) return (await originalCall(request, ctx)) as never;
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
+    }
     // One adapter session per connection needs the connection's revision, which is what this accessor reports on both
     // eras (the per-request envelope would only repeat it on 2026-07-28).
     // eslint-disable-next-line @typescript-eslint/no-deprecated
-    const version = low.getNegotiatedProtocolVersion();
+    const version = low.getNegotiatedProtocolVersion() ?? '';
     if (session === undefined) {
-      if (!PROTOCOL_VERSIONS.includes(version as ProtocolVersion)) {
-        const isOurs = adapter.tools.some((t) => t.name === request.params.name);
-        if (isOurs)
-          return errorEnvelope(
-            new IntentError(
-              'CONFIG_INVALID',
-              `The negotiated protocol revision ${version ?? '(none)'} is not supported by intent-mcp.`,
-              {
-                category: 'transport',
-              },
-            ),
-            version ?? '',
-          ) as never;
-      } else {
+      try {
         session = adapter.connect({
           protocolVersion: version as ProtocolVersion,
           ...(options.label === undefined ? {} : { label: options.label }),
         });
+      } catch (error) {
+        // An unsupported revision, or an adapter closed by its owner: our tools answer with the error, as envelopes.
+        return errorEnvelope(toIntentError(error), version) as never;
       }
     }
-    const result =
-      session === undefined
-        ? undefined
-        : await session.callTool(request.params.name, request.params.arguments, { signal: ctx.mcpReq.signal });
-    if (result !== undefined) return result as never;
-    if (originalCall !== undefined) return (await originalCall(request, ctx)) as never;
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    const result = await session.callTool(name, request.params.arguments, { signal: ctx.mcpReq.signal });
+    return (result ?? errorEnvelope(toIntentError(new Error('tool vanished')), version)) as never;
   });
 
   return { toolNames: adapter.tools.map((t) => t.name), close: closeSession };

@@ -1,0 +1,26 @@
+/**
+ * Building the SDK server instance that serves one connection: an `McpServer` with the adapter's tools mounted. The
+ * adapter session is opened lazily on the first tool call, from the negotiated revision, and closed with the
+ * connection (see `mountIntentMcpTools`), so a probe instance that never gets a call leaks nothing.
+ */
+import { McpServer } from '@modelcontextprotocol/server';
+import type { IntentMcpAdapter } from '../mcp/adapter.js';
+import { mountIntentMcpTools } from '../mcp/mount.js';
+
+export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18'];
+
+export const SERVER_INFO = { name: 'intent-mcp', version: '0.1.0' } as const;
+
+export async function createMountedServer(
+  adapter: IntentMcpAdapter,
+  era: 'legacy' | 'modern',
+  label?: string,
+): Promise<McpServer> {
+  const server = new McpServer(SERVER_INFO, {
+    capabilities: { tools: {} },
+    // The 2025 side speaks exactly the two revisions of spec 05; the modern side is 2026-07-28.
+    ...(era === 'legacy' ? { supportedProtocolVersions: LEGACY_VERSIONS } : {}),
+  });
+  await mountIntentMcpTools(adapter, server, label === undefined ? {} : { label });
+  return server;
+}
