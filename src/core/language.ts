@@ -5,14 +5,16 @@ const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]
 
 /**
  * The language of generated descriptions and messages (spec 02): the request's `output.language`, else the instance's,
- * else `auto`, which is `zh-CN` when the input contains CJK characters and `en` otherwise.
+ * else `auto`, which is `zh-CN` when the input contains CJK characters and `en` otherwise. A request that says `auto`
+ * explicitly asks for detection even when the instance names a language.
  */
 export function chooseLanguage(
   input: string,
   requested: LanguageOption | undefined,
   instance: LanguageOption | undefined,
 ): Language {
-  const choice = requested !== undefined && requested !== 'auto' ? requested : (instance ?? 'auto');
+  // An explicit request-level choice wins, `auto` included (detect from this input); otherwise the instance's.
+  const choice = requested ?? instance ?? 'auto';
   if (choice !== 'auto') return choice;
   return CJK.test(input) ? 'zh-CN' : 'en';
 }

@@ -6,7 +6,7 @@ import type { FeedbackItem } from './errors.js';
 import { MAX_FEEDBACK_ITEMS, toPointer, zodIssuesToFeedback } from './feedback.js';
 import type { CandidateIntent, IntentCandidate } from './candidate.js';
 import type { PreparedRequest } from './request.js';
-import type { EffectiveState, IntentNode } from './schemas.js';
+import { RESERVED_NAMES, type EffectiveState, type IntentNode } from './schemas.js';
 
 export type CandidateCheck = { ok: true; candidate: IntentCandidate } | { ok: false; issues: FeedbackItem[] };
 
@@ -65,7 +65,12 @@ function checkReferences(candidate: IntentCandidate, baseline: EffectiveState | 
       }
       const names = new Set<string>();
       (intent.inputs ?? []).forEach((entry, j) => {
-        if (names.has(entry.name))
+        if (RESERVED_NAMES.has(entry.name))
+          push(
+            toPointer([...at, 'inputs', j, 'name']),
+            'This input name is reserved (__proto__, prototype, constructor); use another name.',
+          );
+        else if (names.has(entry.name))
           push(
             toPointer([...at, 'inputs', j, 'name']),
             'This input name is already listed for this intent; list each input once.',
@@ -79,20 +84,31 @@ function checkReferences(candidate: IntentCandidate, baseline: EffectiveState | 
 
   const baselineIntents = new Set<string>();
   const baselineConstraints = new Set<string>();
+  /** Baseline intents this candidate removes, with their descendants: a reference to one would dangle. */
+  const removedIntents = new Set<string>();
+  const removedTargets = new Set(
+    (candidate.baselineChanges ?? [])
+      .filter((c) => c.operation === 'remove' && c.target.kind === 'intent')
+      .map((c) => c.target.id),
+  );
   if (baseline !== undefined) {
-    const visit = (intents: readonly IntentNode[]): void => {
+    const visit = (intents: readonly IntentNode[], removedAbove: boolean): void => {
       for (const intent of intents) {
         baselineIntents.add(intent.id);
+        const removed = removedAbove || removedTargets.has(intent.id);
+        if (removed) removedIntents.add(intent.id);
         for (const c of intent.constraints) baselineConstraints.add(c.id);
-        visit(intent.children);
+        visit(intent.children, removed);
       }
     };
-    visit(baseline.intents);
+    visit(baseline.intents, false);
     for (const c of baseline.constraints) baselineConstraints.add(c.id);
   }
-  const resolves = (ref: string): boolean => refs.has(ref) || baselineIntents.has(ref);
+  const resolves = (ref: string): boolean => refs.has(ref) || (baselineIntents.has(ref) && !removedIntents.has(ref));
   const refHint =
-    baseline === undefined ? 'a ref defined on an intent' : 'a ref defined on an intent or a baseline intent id';
+    baseline === undefined
+      ? 'a ref defined on an intent'
+      : 'a ref defined on an intent or the id of a baseline intent this candidate does not remove';
 
   (candidate.relations ?? []).forEach((rel, i) => {
     for (const end of ['from', 'to'] as const)

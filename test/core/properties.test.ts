@@ -248,6 +248,25 @@ function candidateSeed(instance: InstanceModel): fc.Arbitrary<Obj> {
   });
 }
 
+/** Baseline intents removed by `changes`, with their descendants. */
+function removedIntents(baseline: EffectiveState | undefined, changes: Obj[] | undefined): Set<string> {
+  const targets = new Set(
+    (changes ?? [])
+      .filter((c) => c['operation'] === 'remove' && (c['target'] as Obj)['kind'] === 'intent')
+      .map((c) => (c['target'] as Obj)['id'] as string),
+  );
+  const out = new Set<string>();
+  const walk = (list: readonly IntentNode[], above: boolean): void => {
+    for (const i of list) {
+      const gone = above || targets.has(i.id);
+      if (gone) out.add(i.id);
+      walk(i.children, gone);
+    }
+  };
+  walk(baseline?.intents ?? [], false);
+  return out;
+}
+
 function baselineIds(baseline: EffectiveState | undefined): { intents: string[]; constraints: string[] } {
   const intents: string[] = [];
   const constraints: string[] = [];
@@ -270,9 +289,35 @@ function baselineIds(baseline: EffectiveState | undefined): { intents: string[];
 function resolveSeed(seed: Obj, prepared: PreparedRequest): Obj {
   const { intents, refs } = labelRefs(seed['intents'] as Obj[]);
   const ids = baselineIds(prepared.baseline);
-  const ends = [...refs, ...ids.intents];
   const input = prepared.request.input;
   const candidate: Obj = { ...seed, intents };
+  const changes = seed['baselineChanges'] as Obj[] | null | undefined;
+  if (prepared.baseline === undefined) delete candidate['baselineChanges'];
+  else if (Array.isArray(changes)) {
+    const targets = [
+      ...ids.intents.map((id) => ({ kind: 'intent', id })),
+      ...ids.constraints.map((id) => ({ kind: 'constraint', id })),
+    ];
+    candidate['baselineChanges'] =
+      targets.length === 0
+        ? []
+        : changes.map(({ fitting, ...change }) => {
+            const target = at(targets, change['target'] as number);
+            const set = change['set'] as Obj | null | undefined;
+            const keep = target.kind === 'intent' ? INTENT_SET_KEYS : CONSTRAINT_SET_KEYS;
+            return {
+              ...change,
+              target,
+              set:
+                fitting === true && set !== null && set !== undefined
+                  ? Object.fromEntries(Object.entries(set).filter(([k]) => keep.includes(k)))
+                  : set,
+            };
+          });
+  }
+  // A reference to a baseline intent this candidate removes would dangle: validation refuses it, so seeds avoid it.
+  const removed = removedIntents(prepared.baseline, candidate['baselineChanges'] as Obj[] | undefined);
+  const ends = [...refs, ...ids.intents.filter((id) => !removed.has(id))];
 
   const relations = seed['relations'] as Obj[] | null | undefined;
   if (Array.isArray(relations))
@@ -302,30 +347,6 @@ function resolveSeed(seed: Obj, prepared: PreparedRequest): Obj {
     candidate['fields'] = selected;
   }
 
-  const changes = seed['baselineChanges'] as Obj[] | null | undefined;
-  if (prepared.baseline === undefined) delete candidate['baselineChanges'];
-  else if (Array.isArray(changes)) {
-    const targets = [
-      ...ids.intents.map((id) => ({ kind: 'intent', id })),
-      ...ids.constraints.map((id) => ({ kind: 'constraint', id })),
-    ];
-    candidate['baselineChanges'] =
-      targets.length === 0
-        ? []
-        : changes.map(({ fitting, ...change }) => {
-            const target = at(targets, change['target'] as number);
-            const set = change['set'] as Obj | null | undefined;
-            const keep = target.kind === 'intent' ? INTENT_SET_KEYS : CONSTRAINT_SET_KEYS;
-            return {
-              ...change,
-              target,
-              set:
-                fitting === true && set !== null && set !== undefined
-                  ? Object.fromEntries(Object.entries(set).filter(([k]) => keep.includes(k)))
-                  : set,
-            };
-          });
-  }
   return candidate;
 }
 

@@ -1255,34 +1255,24 @@ describe('(g) facts', () => {
 // (h) edges the property tests found
 
 describe('(h) edges', () => {
-  it('a relation or question about a baseline intent removed in the same turn does not dangle in effective', () => {
+  it('[S02-FORMAT-ERRORS] a relation or question about a baseline intent removed in the same turn is a correctable format error', () => {
+    // The candidate would leave references dangling in effective: it points at an intent it removes itself.
     const baseline = tripTurn().effective;
-    const result = run(
-      {},
-      { input: 'Drop the hotel; the flight comes before it.', baseline },
-      {
+    const prepared = prepare({}, { input: 'Drop the hotel; the flight comes before it.', baseline });
+    const check = validateCandidate(
+      prepared,
+      JSON.stringify({
         turnKind: 'correction',
         coverage: 'complete',
         intents: [],
         relations: [{ kind: 'sequence', from: 'intent-1', to: 'intent-2' }],
         unresolved: [{ kind: 'missing_information', text: 'Which hotel?', intentRef: 'intent-2' }],
         baselineChanges: [{ operation: 'remove', target: { kind: 'intent', id: 'intent-2' } }],
-      },
+      }),
     );
-    const live = new Set<string>();
-    const walk = (list: readonly IntentNode[]): void => {
-      for (const i of list) {
-        live.add(i.id);
-        walk(i.children);
-      }
-    };
-    walk(result.effective.intents);
-    expect([...live]).toEqual(['intent-1']);
-    const dangling = [
-      ...result.effective.relations.flatMap((r) => [r.from, r.to]),
-      ...result.effective.unresolved.flatMap((u) => (u.intentId === undefined ? [] : [u.intentId])),
-    ].filter((id) => !live.has(id));
-    expect(dangling).toEqual([]);
+    expect(check.ok).toBe(false);
+    if (check.ok) return;
+    expect(check.issues.map((i) => i.path)).toEqual(['/relations/0/to', '/unresolved/0/intentRef']);
   });
 
   it('an intent input named __proto__ is never dropped silently', () => {
