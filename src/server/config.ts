@@ -108,8 +108,10 @@ export interface PublicOrigin {
 
 /** Validates `--public-origin`; throws `CONFIG_INVALID` naming the rule that failed. */
 export function parsePublicOrigin(value: string): PublicOrigin {
+  // Never echo credentials back, even in a refusal.
+  const shown = JSON.stringify(value.replace(/\/\/[^/@]*@/, '//***@'));
   const fail = (rule: string): never => {
-    throw invalid(`--public-origin ${JSON.stringify(value)} is refused: ${rule}.`);
+    throw invalid(`--public-origin ${shown} is refused: ${rule}.`);
   };
   if (value.includes('*')) fail('it must not contain a wildcard "*"');
   let url: URL;
