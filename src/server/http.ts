@@ -186,14 +186,20 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
       return;
     }
     pending++;
+    let counted = true; // this initialize holds a slot in `pending` until its session exists
+    const release = (): void => {
+      if (counted) pending--;
+      counted = false;
+    };
     let created: HttpSession | undefined;
+    const server = await createMountedServer(adapter, 'legacy', 'http');
     try {
-      const server = await createMountedServer(adapter, 'legacy', 'http');
       const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
           created = { id, transport, server, lastSeen: now(), open: 0, closing: false };
           sessions.set(id, created);
+          release();
           logger.info('session opened', { session: id });
         },
         onsessionclosed: async (id) => {
@@ -204,9 +210,10 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
       await server.connect(transport);
       await transport.handleRequest(req, res, body);
     } finally {
-      pending--;
+      release();
+      // The SDK refused this initialize (a bad Accept header, say): nothing refers to this server any more.
+      if (created === undefined) await server.close().catch(() => undefined);
     }
-    if (created === undefined) logger.debug('initialize did not create a session');
   };
 
   const httpServer: HttpServer = createServer((req, res) => {
