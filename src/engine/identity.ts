@@ -1,9 +1,25 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { CandidateIdentity } from '../../machines/handoff.js';
 
+const TOKEN_BYTES = 32;
+/** Tokens are cut from a pool filled by `crypto.randomBytes`, as `randomUUID` does: one call per 128 tokens, not one each. */
+const POOL_TOKENS = 128;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+function tokenBytes(): Buffer {
+  if (poolOffset + TOKEN_BYTES > pool.length) {
+    pool = randomBytes(TOKEN_BYTES * POOL_TOKENS);
+    poolOffset = 0;
+  }
+  const bytes = pool.subarray(poolOffset, poolOffset + TOKEN_BYTES);
+  poolOffset += TOKEN_BYTES;
+  return bytes;
+}
+
 /** A new request id (UUID v4) and submission token (256 random bits, base64url) with the hash that is all we keep. */
 export function newCredentials(): { requestId: string; token: string; tokenHash: Buffer } {
-  const token = randomBytes(32).toString('base64url');
+  const token = tokenBytes().toString('base64url');
   return { requestId: randomUUID(), token, tokenHash: hashToken(token) };
 }
 

@@ -352,10 +352,13 @@ describe('executor failures [S06-EXECUTOR-FAILED]', () => {
     expect(session.size).toBe(0);
   });
 
-  it('an IntentError thrown by the executor passes through unchanged', async () => {
-    const own = new IntentError('TIMEOUT', 'The model call timed out; retry.');
+  it('an IntentError thrown by the executor passes through, gaining only the requestId', async () => {
+    const own = new IntentError('TIMEOUT', 'The model call timed out; retry.', { details: { where: 'model' } });
     const { executor } = scripted([fail(own)]);
     const error = await rejection(new Intent({ executor }).parse(SEED_REQUEST));
-    expect(error).toBe(own);
+    expect(error).toBeInstanceOf(IntentError);
+    const { requestId, ...rest } = error.toJSON();
+    expect(rest).toEqual(own.toJSON());
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
