@@ -101,12 +101,10 @@ export const requirements: Requirement[] = [
   {
     id: 'SEED-HTTP',
     text: 'The command serves stateful Streamable HTTP for the 2025 revisions with --transport http --host --port --path; stdio for all three.',
-    pending: 'issue 5',
   },
   {
     id: 'SEED-PUBLIC-ORIGIN',
     text: '--public-origin has no credentials, wildcard, path, query or fragment; required for wildcard binds; Host and Origin match it exactly; forwarding headers are not trusted.',
-    pending: 'issue 5',
   },
   {
     id: 'SEED-MOUNT',
