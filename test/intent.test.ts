@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
-import { IntentError } from '../src/core/errors.js';
 import type { ExecutorContext, IntentExecutor } from '../src/core/executor.js';
 import { IntentResultSchema, ModelTaskSchema, type ModelTask } from '../src/core/schemas.js';
 import { Intent, type IntentOptions } from '../src/intent.js';
+import { thrownBy, rejectionOf } from './support/intentErrors.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 const SEED_CANDIDATE = fixture('seed-candidate.json');
@@ -12,26 +12,6 @@ const SEED_REQUEST = (JSON.parse(fixture('seed-executor-request.json')) as { par
 const SEED_RESULT = (JSON.parse(fixture('seed-executor-reply.json')) as { structuredContent: unknown })
   .structuredContent;
 const CJK = /[\u4e00-\u9fff]/u;
-
-function thrownBy(fn: () => unknown): IntentError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(IntentError);
-    return error as IntentError;
-  }
-  return expect.fail('expected an IntentError to be thrown');
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<IntentError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(IntentError);
-    return error as IntentError;
-  }
-  return expect.fail('expected the promise to reject with an IntentError');
-}
 
 function deferred<T>() {
   let resolve!: (value: T) => void;

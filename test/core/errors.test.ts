@@ -13,6 +13,7 @@ import { resolveInstance } from '../../src/core/instance.js';
 import { prepareRequest } from '../../src/core/request.js';
 import { executorFailure } from '../../src/engine/recognize.js';
 import { Intent } from '../../src/intent.js';
+import { thrownBy, rejectionOf } from '../support/intentErrors.js';
 
 /** Spec 06's table: code → [category, retryable]. EXECUTOR_FAILED's default; its cause decides (below). */
 const TABLE: Record<IntentErrorCode, [IntentErrorCategory, boolean]> = {
@@ -34,26 +35,6 @@ const TABLE: Record<IntentErrorCode, [IntentErrorCategory, boolean]> = {
   ABORTED: ['cancelled', false],
   INTERNAL: ['internal', false],
 };
-
-function thrownBy(fn: () => unknown): IntentError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(IntentError);
-    return error as IntentError;
-  }
-  return expect.fail('expected an IntentError to be thrown');
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<IntentError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(IntentError);
-    return error as IntentError;
-  }
-  return expect.fail('expected the promise to reject with an IntentError');
-}
 
 describe('codes and categories', () => {
   it('[S06-CODES] knows exactly the codes of spec 06 and the categories they use', () => {

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { IntentError } from '../../src/core/errors.js';
 import { resolveInstance, type InstanceModel } from '../../src/core/instance.js';
 import { prepareRequest } from '../../src/core/request.js';
 import {
@@ -10,6 +9,7 @@ import {
   TaskMaterialSchema,
   type EffectiveState,
 } from '../../src/core/schemas.js';
+import { thrownBy } from '../support/intentErrors.js';
 
 const NOW = new Date('2026-03-04T05:06:07.000Z');
 /** RFC 6901: '' or a sequence of '/'-prefixed tokens where '~' only appears as '~0' or '~1'. */
@@ -66,16 +66,6 @@ function effective(intents: unknown[], constraints: unknown[] = []) {
     relations: [],
     unresolved: [],
   };
-}
-
-function thrownBy(fn: () => unknown): IntentError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(IntentError);
-    return error as IntentError;
-  }
-  return expect.fail('expected an IntentError to be thrown');
 }
 
 interface BadCase {

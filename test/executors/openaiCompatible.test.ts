@@ -6,6 +6,7 @@ import type { ModelTask } from '../../src/core/schemas.js';
 import { createOpenAICompatibleExecutor } from '../../src/executors/openaiCompatible.js';
 import { Intent } from '../../src/intent.js';
 import { closedPortBaseUrl, startFakeOpenAI, stopFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI.js';
+import { thrownBy, rejectionOf } from '../support/intentErrors.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8');
 const SEED_ARGS = (JSON.parse(fixture('seed-executor-request.json')) as { params: { arguments: { input: string } } })
@@ -56,26 +57,6 @@ function intentFor(config: Config, options: Parameters<typeof createOpenAICompat
     return inner(task, ctx);
   };
   return { intent: new Intent({ executor }), calls };
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<IntentError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(IntentError);
-    return error as IntentError;
-  }
-  return expect.fail('expected the promise to reject with an IntentError');
-}
-
-function thrownBy(fn: () => unknown): IntentError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(IntentError);
-    return error as IntentError;
-  }
-  return expect.fail('expected an IntentError to be thrown');
 }
 
 /** Everything an error shows: its wire form, its message and its string form. */

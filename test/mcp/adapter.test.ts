@@ -26,6 +26,7 @@ import {
   successOf,
   type Revision,
 } from '../support/mcpFixtures.js';
+import { thrownBy } from '../support/intentErrors.js';
 
 const HOST_TOOLS = ['intent_prepare', 'intent_accept', 'intent_cancel'];
 
@@ -36,16 +37,6 @@ function seedIntent(): Intent {
 
 function hostAdapter(config: Partial<IntentMcpAdapterConfig> = {}) {
   return createIntentMcpAdapter({ mode: 'host', instances: { main: new Intent({}) }, ...config });
-}
-
-function thrownBy(fn: () => unknown): IntentError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(IntentError);
-    return error as IntentError;
-  }
-  return expect.fail('expected an IntentError to be thrown');
 }
 
 function configError(config: unknown): IntentError {

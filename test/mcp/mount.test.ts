@@ -7,7 +7,6 @@ import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer, Server } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { IntentError } from '../../src/core/errors.js';
 import type { HandoffTransition } from '../../src/engine/engine.js';
 import { Intent } from '../../src/intent.js';
 import {
@@ -27,6 +26,7 @@ import {
   hangingExecutor,
   textOf,
 } from '../support/mcpFixtures.js';
+import { rejectionOf } from '../support/intentErrors.js';
 
 const HOST_TOOLS = ['intent_prepare', 'intent_accept', 'intent_cancel'];
 
@@ -98,16 +98,6 @@ async function outcome(call: Promise<unknown>): Promise<{ ok: unknown } | { reje
   } catch (error) {
     return { rejected: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
   }
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<IntentError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(IntentError);
-    return error as IntentError;
-  }
-  return expect.fail('expected the mount to be refused');
 }
 
 interface HostTaskShape {
