@@ -4,15 +4,13 @@
  * Invalid flags or configuration: one line on stderr naming the problem, exit code 2. stdout carries only the protocol
  * (stdio) or the output a subcommand was asked for; logs go to stderr.
  */
-import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { HANDOFF_STATES } from '../machines/handoff.js';
 import { IntentError } from './core/errors.js';
 import { toDot, toMermaid } from './engine/diagram.js';
 import { buildAdapter, resolveServe, startServe, type ServeFlags } from './server/app.js';
 import { LOG_LEVELS, createLogger } from './server/logger.js';
-
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+import { VERSION } from './version.js';
 
 /** Shutdown must finish within this many ms (spec 05: exit 0 within 5 s). */
 const SHUTDOWN_GRACE_MS = 4000;
@@ -44,7 +42,7 @@ function run<A extends unknown[]>(action: (...args: A) => Promise<void> | void) 
 
 const program = new Command('intent-mcp')
   .description('Turn natural-language requests into structured intents, served over MCP (stdio or stateful HTTP).')
-  .version(pkg.version)
+  .version(VERSION)
   .showSuggestionAfterError(true)
   .configureOutput({
     writeErr: (s) => process.stderr.write(s),

@@ -5,11 +5,12 @@
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import type { IntentMcpAdapter } from '../mcp/adapter.js';
+import { VERSION } from '../version.js';
 import { mountIntentMcpTools } from '../mcp/mount.js';
 
 export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18'];
 
-export const SERVER_INFO = { name: 'intent-mcp', version: '0.1.0' } as const;
+export const SERVER_INFO = { name: 'intent-mcp', version: VERSION } as const;
 
 export async function createMountedServer(
   adapter: IntentMcpAdapter,
