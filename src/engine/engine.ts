@@ -242,7 +242,12 @@ export class HandoffEngine {
   }
 
   /** @internal */
-  prepare(session: EngineSession, instance: HandoffInstance, request: unknown, options: PrepareOptions): LiveRecord {
+  prepare(
+    session: EngineSession,
+    instance: HandoffInstance,
+    request: unknown,
+    options: PrepareOptions,
+  ): { record: LiveRecord; task: HostTask } {
     if (instance.disposed) throw handoffErrors.disposed(instance.name);
     if (session.size >= this.maxPendingPerSession) throw handoffErrors.capacity(this.maxPendingPerSession);
     const now = this.clock.now();
@@ -276,19 +281,16 @@ export class HandoffEngine {
       record.timer = this.clock.setTimeout(() => {
         this.#deadline(record);
       }, deadlineMs);
-    tokens.set(record, token);
-    return record;
+    return { record, task: this.#hostTask(record, token) };
   }
 
-  /** @internal */
-  hostTask(record: LiveRecord): HostTask {
-    const token = tokens.get(record);
-    tokens.delete(record);
+  /** The token lives only in the HostTask that hands it out; the engine keeps its hash. */
+  #hostTask(record: LiveRecord, token: string): HostTask {
     const { task } = record.prepared;
     const out: HostTask = {
       kind: 'model_task',
       requestId: record.requestId,
-      submissionToken: token ?? '',
+      submissionToken: token,
       instructions: task.instructions,
       input: task.input,
       outputSchema: task.outputSchema,
@@ -521,9 +523,6 @@ export class HandoffEngine {
   }
 }
 
-/** Tokens live only between prepare and the HostTask that hands them out; only their hash is kept. */
-const tokens = new WeakMap<LiveRecord, string>();
-
 function internalReply(requestId: string): HandoffReply {
   return errorReply(toIntentError(new Error('unexpected handoff answer'), requestId));
 }
@@ -573,7 +572,7 @@ export class EngineSession {
   /** Prepares a request and returns its HostTask. Throws `IntentError` (`INPUT_INVALID`, `CAPACITY_EXCEEDED`, ...). */
   prepare(instance: HandoffInstance, request: unknown, options: PrepareOptions = {}): HostTask {
     if (this.#closed) throw handoffErrors.sessionClosed();
-    return this.#engine.hostTask(this.#engine.prepare(this, instance, request, options));
+    return this.#engine.prepare(this, instance, request, options).task;
   }
 
   /**
@@ -586,8 +585,8 @@ export class EngineSession {
     options: PrepareOptions = {},
   ): { task: HostTask; settled: Promise<HandoffState>; prepared: PreparedRequest } {
     if (this.#closed) throw handoffErrors.sessionClosed();
-    const record = this.#engine.prepare(this, instance, request, options);
-    return { task: this.#engine.hostTask(record), settled: record.settled.promise, prepared: record.prepared };
+    const { record, task } = this.#engine.prepare(this, instance, request, options);
+    return { task, settled: record.settled.promise, prepared: record.prepared };
   }
 
   /** Submits a candidate. Never throws: every outcome is a reply. */
