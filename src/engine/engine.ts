@@ -129,7 +129,6 @@ interface LiveRecord {
   readonly tokenHash: Buffer;
   readonly preparedAt: number;
   readonly expiresAt: number | undefined;
-  readonly candidateBytes: number[];
   actor: HandoffActor;
   timer: unknown;
   /** The running validation; `aborted` is set when `validating` is left before it ran. */
@@ -262,7 +261,6 @@ export class HandoffEngine {
       tokenHash,
       preparedAt: now,
       expiresAt: deadlineMs === undefined ? undefined : now + deadlineMs,
-      candidateBytes: [],
       actor: undefined as unknown as HandoffActor,
       timer: undefined,
       job: undefined,
