@@ -8,6 +8,7 @@ import { chooseLanguage, normalizeText } from './language.js';
 import {
   NativeRequestSchema,
   type EffectiveState,
+  type Limits,
   type IntentNode,
   type Language,
   type ModelTask,
@@ -48,14 +49,25 @@ function firstProblem(items: FeedbackItem[]): string {
  * Validates `raw` as a Native request for `instance` and builds its task. `now` is the time of prepare, used as the
  * reference time when the request gives none. Throws `INPUT_INVALID` naming the offending key or field.
  */
-export function prepareRequest(instance: InstanceModel, raw: unknown, now: Date): PreparedRequest {
+/** Caps a caller (an adapter, say) puts on requests on top of the instance's own limits; the lower one applies. */
+export type RequestCaps = Partial<Pick<Limits, 'maxInputChars' | 'maxContextItems'>>;
+
+export function prepareRequest(
+  instance: InstanceModel,
+  raw: unknown,
+  now: Date,
+  caps: RequestCaps = {},
+): PreparedRequest {
   const parsed = NativeRequestSchema.safeParse(raw);
   if (!parsed.success) {
     const items = zodIssuesToFeedback(parsed.error.issues, raw);
     throw inputInvalid(items, firstProblem(items));
   }
   const request = parsed.data;
-  const { limits } = instance;
+  const limits = {
+    maxInputChars: Math.min(instance.limits.maxInputChars, caps.maxInputChars ?? Infinity),
+    maxContextItems: Math.min(instance.limits.maxContextItems, caps.maxContextItems ?? Infinity),
+  };
 
   const trimmed = request.input.trim();
   if (trimmed.length === 0)

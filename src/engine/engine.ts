@@ -8,7 +8,7 @@ import { createActor, type Actor, type InspectionEvent, type SnapshotFrom } from
 import { IntentError, toIntentError } from '../core/errors.js';
 import type { InstanceModel } from '../core/instance.js';
 import { normalizeCandidate } from '../core/normalize.js';
-import { prepareRequest, type PreparedRequest } from '../core/request.js';
+import { prepareRequest, type PreparedRequest, type RequestCaps } from '../core/request.js';
 import type { CancelReason as HostCancelReason, HostCancelReply, HostTask, IntentResult } from '../core/schemas.js';
 import { validateCandidate } from '../core/validate.js';
 import {
@@ -52,6 +52,8 @@ export interface HandoffEngineOptions {
 export interface PrepareOptions {
   /** Deadline in ms counted from prepare; overrides the instance's `timeoutMs`. */
   timeoutMs?: number | undefined;
+  /** Request caps on top of the instance's limits (the adapter's `limits`); the lower one applies. */
+  caps?: RequestCaps | undefined;
 }
 
 export interface AcceptOptions {
@@ -250,7 +252,7 @@ export class HandoffEngine {
     if (instance.disposed) throw handoffErrors.disposed(instance.name);
     if (session.size >= this.maxPendingPerSession) throw handoffErrors.capacity(this.maxPendingPerSession);
     const now = this.clock.now();
-    const prepared = prepareRequest(instance.model, request, new Date(now));
+    const prepared = prepareRequest(instance.model, request, new Date(now), options.caps);
     const deadlineMs = options.timeoutMs ?? instance.model.timeoutMs;
     const { requestId, token, tokenHash } = newCredentials();
     const record: LiveRecord = {

@@ -5,6 +5,7 @@
  */
 import { IntentError, toIntentError, withRequestId, type FeedbackItem } from '../core/errors.js';
 import type { IntentExecutor } from '../core/executor.js';
+import type { RequestCaps } from '../core/request.js';
 import type { CandidateFeedback, ModelTask } from '../core/schemas.js';
 import type { EngineSession, HandoffInstance } from './engine.js';
 import { errorReply, handoffErrors, type HandoffReply } from './replies.js';
@@ -65,12 +66,13 @@ export async function recognize(
   executor: IntentExecutor,
   request: unknown,
   options: RecognizeOptions = {},
+  caps?: RequestCaps,
 ): Promise<HandoffReply> {
   const { signal } = options;
   if (signal?.aborted === true) return errorReply(handoffErrors.aborted());
   let tracked: ReturnType<EngineSession['prepareTracked']>;
   try {
-    tracked = session.prepareTracked(instance, request, { timeoutMs: options.timeoutMs });
+    tracked = session.prepareTracked(instance, request, { timeoutMs: options.timeoutMs, caps });
   } catch (error) {
     return errorReply(toIntentError(error));
   }

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { IntentError, toIntentError } from '../core/errors.js';
+import type { RequestCaps } from '../core/request.js';
 import { zodIssuesToFeedback } from '../core/feedback.js';
 import { LimitsOverrideSchema, PREFIX_PATTERN, isValidName, type LimitsOverride } from '../core/schemas.js';
 import type { HandoffClock } from '../engine/clock.js';
@@ -41,7 +42,11 @@ export interface IntentMcpAdapterConfig {
   instances: Record<string, Intent>;
   /** Prepended to every tool name (same character set, may be empty). Default `''`. */
   toolPrefix?: string;
-  /** Session-level limits; `maxPendingPerSession` (default 64) and `maxCandidateBytes` (default 1 MiB) apply here. */
+  /**
+   * Limits of this adapter's sessions: `maxPendingPerSession` (default 64) and `maxCandidateBytes` (default 1 MiB) are
+   * the adapter's own; `maxInputChars` and `maxContextItems` cap every request on top of its instance's limits (the
+   * lower one applies).
+   */
   limits?: LimitsOverride;
   /** Time source (tests pass an XState `SimulatedClock`). Default: the system clock. */
   clock?: HandoffClock;
@@ -157,6 +162,7 @@ class Adapter implements IntentMcpAdapter {
   /** Null-prototype map from a full tool name to its kind: a caller's string never indexes a plain object. */
   readonly #byName = new Map<string, ToolKind>();
   readonly #maxCandidateBytes: number;
+  readonly #caps: RequestCaps;
   readonly #sessions = new Set<Session>();
   #closed = false;
 
@@ -174,6 +180,10 @@ class Adapter implements IntentMcpAdapter {
     this.#instances = new Map([...instances].map(([name, intent]) => [name, intent.asInstance(name)]));
     this.#executors = new Map([...instances].map(([name, intent]) => [name, intent.executor]));
     this.#maxCandidateBytes = limits.maxCandidateBytes ?? 1024 * 1024;
+    this.#caps = {
+      ...(limits.maxInputChars === undefined ? {} : { maxInputChars: limits.maxInputChars }),
+      ...(limits.maxContextItems === undefined ? {} : { maxContextItems: limits.maxContextItems }),
+    };
     this.#engine = new HandoffEngine({
       // Executor-mode records need not be retained (spec 03).
       retain: mode === 'host',
@@ -241,11 +251,13 @@ class Adapter implements IntentMcpAdapter {
             'INTERNAL',
             'An executor-mode instance lost its executor; this is a bug, please report it.',
           );
-        return recognize(engineSession, instance, executor, request, options);
+        return recognize(engineSession, instance, executor, request, options, this.#caps);
       }
       case 'prepare': {
         const { instance, request } = this.#splitRequest(args, name);
-        return successReply(engineSession.prepare(instance, request, { timeoutMs: options.timeoutMs }));
+        return successReply(
+          engineSession.prepare(instance, request, { timeoutMs: options.timeoutMs, caps: this.#caps }),
+        );
       }
       case 'accept': {
         const a = parseAcceptArgs(args, name);

@@ -100,8 +100,11 @@ export function buildAdapter(resolved: ResolvedServe, env: NodeJS.ProcessEnv = p
         `Executor mode needs an executor for instance "${name}"; add instances.${name}.executor to the config, or use --mode host.`,
       );
     try {
+      // Top-level limits are every instance's defaults; an instance's own limits override them.
+      const limits = { ...resolved.config.limits, ...rest.limits };
       instances[name] = new Intent({
         ...rest,
+        limits,
         ...(executor === undefined || resolved.mode === 'host'
           ? {}
           : { executor: createOpenAICompatibleExecutor(executor, { env }) }),
@@ -115,7 +118,15 @@ export function buildAdapter(resolved: ResolvedServe, env: NodeJS.ProcessEnv = p
     mode: resolved.mode,
     instances,
     ...(resolved.config.toolPrefix === undefined ? {} : { toolPrefix: resolved.config.toolPrefix }),
-    ...(resolved.config.limits === undefined ? {} : { limits: resolved.config.limits }),
+    // The request-level limits went into every instance above; the adapter keeps the session-level ones.
+    limits: {
+      ...(resolved.config.limits?.maxPendingPerSession === undefined
+        ? {}
+        : { maxPendingPerSession: resolved.config.limits.maxPendingPerSession }),
+      ...(resolved.config.limits?.maxCandidateBytes === undefined
+        ? {}
+        : { maxCandidateBytes: resolved.config.limits.maxCandidateBytes }),
+    },
   });
 }
 
