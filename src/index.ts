@@ -69,3 +69,4 @@ export {
 export { mountIntentMcpTools, type IntentMcpMount, type MountIntentMcpToolsOptions } from './mcp/mount.js';
 export type { IntentMcpToolResult } from './mcp/envelopes.js';
 export type { IntentMcpToolDefinition, IntentMcpToolAnnotations, IntentMcpMode } from './mcp/tools.js';
+export { createOpenAICompatibleExecutor, type OpenAICompatibleExecutorOptions } from './executors/openaiCompatible.js';
