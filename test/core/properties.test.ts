@@ -13,6 +13,7 @@ import {
   COVERAGES,
   IntentResultSchema,
   REFERENCE_KINDS,
+  RESERVED_NAMES,
   RELATION_KINDS,
   TURN_KINDS,
   UNDERSTANDINGS,
@@ -90,8 +91,11 @@ const constraintArb = fc.record({ kind: fc.constantFrom(...CONSTRAINT_KINDS), te
 const constraintsArb = maybe(fc.array(constraintArb, { maxLength: 2 }));
 const inputEntries = fc.uniqueArray(
   fc.record({
-    // "__proto__" (and the other reserved names) are left to result.test.ts: no record can hold "__proto__" as an entry.
-    name: fc.oneof(text, fc.constantFrom('quantity', '数量', 'toString', 'valueOf', '0')),
+    // Reserved names are correctable format errors (validate.ts), tested in result.test.ts; fast-check's string
+    // generator is biased towards prototype keys, so they are filtered out here.
+    name: fc
+      .oneof(text, fc.constantFrom('quantity', '数量', 'toString', 'valueOf', '0'))
+      .filter((n) => !RESERVED_NAMES.has(n)),
     value: fc.oneof(scalar, fc.constant(null)),
   }),
   { selector: (e) => e.name, maxLength: 3 },
