@@ -47,14 +47,10 @@ function highest(counters: Counters, id: string): void {
 function baselineCounters(baseline: EffectiveState | undefined): Counters {
   const counters: Counters = { intent: 0, constraint: 0, relation: 0, unresolved: 0 };
   if (baseline === undefined) return counters;
-  const walk = (intents: readonly IntentNode[]): void => {
-    for (const i of intents) {
-      highest(counters, i.id);
-      for (const c of i.constraints) highest(counters, c.id);
-      walk(i.children);
-    }
-  };
-  walk(baseline.intents);
+  for (const i of allIntents(baseline.intents)) {
+    highest(counters, i.id);
+    for (const c of i.constraints) highest(counters, c.id);
+  }
   for (const c of baseline.constraints) highest(counters, c.id);
   for (const r of baseline.relations) highest(counters, r.id);
   for (const u of baseline.unresolved) highest(counters, u.id);
@@ -202,15 +198,14 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
   let baseConstraints = (baseline?.constraints ?? []).map(cloneConstraint);
   const removed = new Set<string>();
   const updatedIntents: string[] = [];
+  const pointers = baseline === undefined ? new Map<string, string>() : baselinePointers(baseline);
 
   for (const change of candidate.baselineChanges ?? []) {
     const { kind, id } = change.target;
     const located = kind === 'intent' ? findIntent(baseIntents, id) : findConstraint(baseIntents, baseConstraints, id);
     const refs: SourceRef[] = [{ ...INPUT_REF }];
-    if (baseline !== undefined) {
-      const pointer = kind === 'intent' ? intentPointer(baseline, id) : constraintPointer(baseline, id);
-      if (pointer !== undefined) refs.push({ root: 'baseline', pointer });
-    }
+    const pointer = pointers.get(id);
+    if (pointer !== undefined) refs.push({ root: 'baseline', pointer });
     const record = (operation: Change['operation'], effect: Change['effect'], fallback: string): void => {
       changes.push({
         operation,
@@ -424,34 +419,17 @@ function removeIntent(intents: IntentNode[], id: string, removed: Set<string>): 
   for (const i of intents) removeIntent(i.children, id, removed);
 }
 
-function intentPointer(baseline: EffectiveState, id: string): string | undefined {
-  const walk = (list: readonly IntentNode[], path: string): string | undefined => {
-    for (let n = 0; n < list.length; n++) {
-      const i = list[n];
-      if (i === undefined) continue;
-      if (i.id === id) return `${path}/${n}`;
-      const inner = walk(i.children, `${path}/${n}/children`);
-      if (inner !== undefined) return inner;
-    }
-    return undefined;
+/** JSON Pointers into the baseline of every intent and constraint, by id (ids are unique across kinds). */
+function baselinePointers(baseline: EffectiveState): Map<string, string> {
+  const pointers = new Map<string, string>();
+  const walk = (list: readonly IntentNode[], path: string): void => {
+    list.forEach((intent, n) => {
+      pointers.set(intent.id, `${path}/${n}`);
+      intent.constraints.forEach((c, k) => pointers.set(c.id, `${path}/${n}/constraints/${k}`));
+      walk(intent.children, `${path}/${n}/children`);
+    });
   };
-  return walk(baseline.intents, '/intents');
-}
-
-function constraintPointer(baseline: EffectiveState, id: string): string | undefined {
-  const walk = (list: readonly IntentNode[], path: string): string | undefined => {
-    for (let n = 0; n < list.length; n++) {
-      const i = list[n];
-      if (i === undefined) continue;
-      const k = i.constraints.findIndex((c) => c.id === id);
-      if (k >= 0) return `${path}/${n}/constraints/${k}`;
-      const inner = walk(i.children, `${path}/${n}/children`);
-      if (inner !== undefined) return inner;
-    }
-    return undefined;
-  };
-  const nested = walk(baseline.intents, '/intents');
-  if (nested !== undefined) return nested;
-  const k = baseline.constraints.findIndex((c) => c.id === id);
-  return k >= 0 ? `/constraints/${k}` : undefined;
+  walk(baseline.intents, '/intents');
+  baseline.constraints.forEach((c, k) => pointers.set(c.id, `/constraints/${k}`));
+  return pointers;
 }
