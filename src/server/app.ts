@@ -12,10 +12,9 @@ import {
   isWildcardBind,
   loadConfigFile,
   parsePublicOrigin,
-  type PublicOrigin,
   type ServerConfig,
 } from './config.js';
-import { serveHttp, type RunningHttpServer } from './http.js';
+import { serveHttp, type HttpServeOptions, type RunningHttpServer } from './http.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
 import { serveOverStdio } from './stdio.js';
 
@@ -35,17 +34,14 @@ export interface ServeFlags {
 }
 
 /** Everything `serve` needs, resolved and validated. */
-export interface ResolvedServe {
+export interface ResolvedServe extends Pick<
+  HttpServeOptions,
+  'host' | 'port' | 'path' | 'publicOrigin' | 'maxSessions' | 'sessionIdleMs'
+> {
   config: ServerConfig;
   configSource: string;
   mode: 'host' | 'executor';
   transport: 'stdio' | 'http';
-  host: string;
-  port: number;
-  path: string;
-  publicOrigin: PublicOrigin | undefined;
-  maxSessions: number;
-  sessionIdleMs: number;
   logLevel: LogLevel;
 }
 
@@ -155,15 +151,8 @@ export async function startServe(
       },
     };
   }
-  const http = await serveHttp(adapter, {
-    host: resolved.host,
-    port: resolved.port,
-    path: resolved.path,
-    publicOrigin: resolved.publicOrigin,
-    maxSessions: resolved.maxSessions,
-    sessionIdleMs: resolved.sessionIdleMs,
-    logger,
-  });
+  const { host, port, path, publicOrigin, maxSessions, sessionIdleMs } = resolved;
+  const http = await serveHttp(adapter, { host, port, path, publicOrigin, maxSessions, sessionIdleMs, logger });
   logger.info('serving over HTTP', {
     url: http.url,
     publicOrigin: resolved.publicOrigin?.origin ?? '(none)',
