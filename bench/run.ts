@@ -253,7 +253,7 @@ const creds = newCredentials();
 const store = new TerminalStore();
 const storedContext: HandoffContext = {
   requestId: 'r',
-  deadlineMs: undefined,
+  expiresAt: undefined,
   validations: 1,
   candidate: { hash: candidateIdentity(CANDIDATE_TEXT).hash, text: CANDIDATE_TEXT },
   outcome: undefined,

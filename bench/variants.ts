@@ -79,7 +79,7 @@ export const invokeMachine: AnyStateMachine = createMachine(
   } as never,
 );
 
-const ACCEPT = { type: 'ACCEPT', candidate: { hash: 'h', text: 't' } } as const;
+const ACCEPT = { type: 'ACCEPT', candidate: { hash: 'h', text: 't' }, at: 0 } as const;
 
 /** The shipped machine, driven as the engine drives it: ACCEPT, one turn of the event loop, VALIDATED, stop. */
 export async function shippedLifecycleAsync(): Promise<unknown> {
@@ -89,7 +89,7 @@ export async function shippedLifecycleAsync(): Promise<unknown> {
   await new Promise<void>((resolve) => {
     setImmediate(resolve);
   });
-  actor.send({ type: 'VALIDATED', ...OUTCOME });
+  actor.send({ type: 'VALIDATED', ...OUTCOME, at: 0 });
   const snap = actor.getSnapshot();
   actor.stop();
   return snap;
@@ -116,7 +116,7 @@ export function syncLifecycle(machine: AnyStateMachine): unknown {
   const actor = createActor(machine, { input: { requestId: 'r' } });
   actor.start();
   actor.send(ACCEPT);
-  actor.send({ type: 'VALIDATED', ...OUTCOME });
+  actor.send({ type: 'VALIDATED', ...OUTCOME, at: 0 });
   const snap: unknown = actor.getSnapshot();
   actor.stop();
   return snap;

@@ -14,8 +14,13 @@
  *   action of `validating`; its outcome comes back as a `VALIDATED` event. Both actions are implemented by the engine
  *   (`machine.provide`). This is an abortable job rather than an invoked child actor because an invoked actor costs
  *   ~45 µs per request, more than the validation itself, and the happy path must not pay for it (issue 3, BENCHMARKS.md).
- * - The deadline is the `DEADLINE` event, handled on `live` so moving between live children never changes it. The engine
- *   arms one timer, counted from prepare, for a request whose context has `deadlineMs`, and none otherwise (never a huge
+ * - The deadline is judged by the clock when an event arrives (spec 03, "Deadline"): every event a sender brings carries
+ *   its arrival time `at`, and a live request whose `expiresAt` is at or before `at` takes the event to `expired` instead
+ *   (an ACCEPT is refused with HANDOFF_EXPIRED, a CANCEL answers already_completed, a late VALIDATED or CLOSE expires
+ *   the request), even when the timer has not run yet because the event loop was busy. So the same events at the same
+ *   times always get the same answers, however loaded the process is.
+ * - The timer is the `DEADLINE` event, handled on `live` so moving between live children never changes it. The engine
+ *   arms one timer, counted from prepare, for a request whose context has `expiresAt`, and none otherwise (never a huge
  *   delay). An XState `after` would schedule nothing without a deadline too, but it costs ~15 µs on every request even
  *   then (an internal raise and an extra macrostep), measured in BENCHMARKS.md.
  */
@@ -55,8 +60,8 @@ export type HandoffAnswer =
 
 export interface HandoffContext {
   readonly requestId: string;
-  /** Milliseconds from prepare to the deadline; `undefined` = no deadline. */
-  readonly deadlineMs: number | undefined;
+  /** The deadline, in the engine clock's milliseconds (prepare time + timeout); `undefined` = no deadline. */
+  readonly expiresAt: number | undefined;
   readonly validations: number;
   /** The candidate under validation or last validated. */
   readonly candidate: CandidateIdentity | undefined;
@@ -68,15 +73,20 @@ export interface HandoffContext {
 
 export interface HandoffInput {
   readonly requestId: string;
-  readonly deadlineMs?: number | undefined;
+  /** The deadline in the engine clock's milliseconds; absent = no deadline. */
+  readonly expiresAt?: number | undefined;
 }
 
+/**
+ * The events. Each one a sender brings carries `at`, the engine clock's time when it arrived, so the machine judges the
+ * deadline by the clock and not only by the timer. `DEADLINE` is the timer itself.
+ */
 export type HandoffEvent =
-  | { type: 'ACCEPT'; candidate: CandidateIdentity }
-  | ({ type: 'VALIDATED' } & ValidationOutcome)
-  | { type: 'CANCEL'; reason: Exclude<CancelReason, 'session_closed'> }
+  | { type: 'ACCEPT'; candidate: CandidateIdentity; at: number }
+  | ({ type: 'VALIDATED'; at: number } & ValidationOutcome)
+  | { type: 'CANCEL'; reason: Exclude<CancelReason, 'session_closed'>; at: number }
   | { type: 'DEADLINE' }
-  | { type: 'CLOSE' };
+  | { type: 'CLOSE'; at: number };
 
 export const HANDOFF_STATES = ['prepared', 'validating', 'correcting', 'completed', 'cancelled', 'expired'] as const;
 export type HandoffState = (typeof HANDOFF_STATES)[number];
@@ -98,7 +108,10 @@ export const handoffMachine = setup({
       context.candidate.text === event.candidate.text,
     isValid: ({ event }) => event.type === 'VALIDATED' && event.ok,
     hasBudget: ({ context }) => context.validations < VALIDATION_BUDGET,
-    hasDeadline: ({ context }) => context.deadlineMs !== undefined,
+    hasDeadline: ({ context }) => context.expiresAt !== undefined,
+    /** The event arrived at or after the deadline: the request is expired whatever the timer has done so far. */
+    isPastDeadline: ({ context, event }) =>
+      context.expiresAt !== undefined && event.type !== 'DEADLINE' && event.at >= context.expiresAt,
   },
   actions: {
     recordCandidate: assign({
@@ -135,7 +148,7 @@ export const handoffMachine = setup({
   initial: 'live',
   context: ({ input }) => ({
     requestId: input.requestId,
-    deadlineMs: input.deadlineMs,
+    expiresAt: input.expiresAt,
     validations: 0,
     candidate: undefined,
     outcome: undefined,
@@ -148,14 +161,25 @@ export const handoffMachine = setup({
       initial: 'prepared',
       on: {
         DEADLINE: { guard: 'hasDeadline', target: '#expired', actions: 'recordExpiry' },
-        CANCEL: { target: '#cancelled', actions: 'recordCancel' },
-        CLOSE: { target: '#cancelled', actions: 'recordCancel' },
+        CANCEL: [
+          { guard: 'isPastDeadline', target: '#expired', actions: 'answerAlreadyCompleted' },
+          { target: '#cancelled', actions: 'recordCancel' },
+        ],
+        CLOSE: [
+          { guard: 'isPastDeadline', target: '#expired', actions: 'recordExpiry' },
+          { target: '#cancelled', actions: 'recordCancel' },
+        ],
       },
       states: {
         prepared: {
           id: 'prepared',
           tags: ['live'],
-          on: { ACCEPT: { target: 'validating', actions: 'recordCandidate' } },
+          on: {
+            ACCEPT: [
+              { guard: 'isPastDeadline', target: '#expired', actions: 'answerRefused' },
+              { target: 'validating', actions: 'recordCandidate' },
+            ],
+          },
         },
         validating: {
           id: 'validating',
@@ -163,8 +187,13 @@ export const handoffMachine = setup({
           entry: 'startValidation',
           exit: 'abandonValidation',
           on: {
-            ACCEPT: [{ guard: 'isSameCandidate', actions: 'answerJoin' }, { actions: 'answerConflict' }],
+            ACCEPT: [
+              { guard: 'isPastDeadline', target: '#expired', actions: 'answerRefused' },
+              { guard: 'isSameCandidate', actions: 'answerJoin' },
+              { actions: 'answerConflict' },
+            ],
             VALIDATED: [
+              { guard: 'isPastDeadline', target: '#expired', actions: 'recordExpiry' },
               { guard: 'isValid', target: '#completed', actions: 'recordOutcome' },
               { guard: 'hasBudget', target: 'correcting', actions: 'recordOutcome' },
               { target: '#completed', actions: 'recordOutcome' },
@@ -176,6 +205,7 @@ export const handoffMachine = setup({
           tags: ['live'],
           on: {
             ACCEPT: [
+              { guard: 'isPastDeadline', target: '#expired', actions: 'answerRefused' },
               { guard: 'isSameCandidate', actions: 'answerReplay' },
               { target: 'validating', actions: 'recordCandidate' },
             ],

@@ -229,6 +229,14 @@ export const requirements: Requirement[] = [
     text: 'The reachable state space is enumerated and the invariants hold on every state and edge; a broken variant is caught.',
   },
   { id: 'S03-INTERLEAVINGS', text: 'Interleavings of concurrent real calls agree with a reference model.' },
+  {
+    id: 'S03-DEADLINE-ARRIVAL',
+    text: 'The deadline is judged by the clock when an event arrives, not only by the timer: a late accept or cancel finds the request expired.',
+  },
+  {
+    id: 'S03-PREPARE-ATOMIC',
+    text: 'A request is registered only once its HostTask is fully built and serialised; a failed prepare leaves nothing live.',
+  },
 
   // --- spec 06: errors -----------------------------------------------------------------------------------------------
   { id: 'S06-CODES', text: 'Every error code has its category and retryability.' },
@@ -237,6 +245,10 @@ export const requirements: Requirement[] = [
     text: 'SerializedIntentError is { code, category, message, retryable, requestId?, details? }.',
   },
   { id: 'S06-THROWN', text: 'Errors thrown by the library API are IntentErrors.' },
+  {
+    id: 'S06-CONFIG-CHECKED',
+    text: 'Options are validated at construction: 0, NaN or a fraction where a count is expected is CONFIG_INVALID naming the option.',
+  },
   { id: 'S06-MESSAGES', text: 'Messages are English, one sentence, and say what to do next.' },
   { id: 'S06-NO-LEAK', text: 'Errors never leak tokens, keys, stack traces or candidate text.' },
   {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createActor, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
+import { z } from 'zod';
 import { IntentError, toIntentError } from '../core/errors.js';
 import type { InstanceModel } from '../core/instance.js';
 import { normalizeCandidate } from '../core/normalize.js';
@@ -24,6 +25,8 @@ import { systemClock, type HandoffClock } from './clock.js';
 import { candidateIdentity, newCredentials, shortHash, tokenMatches } from './identity.js';
 import { errorReply, handoffErrors, replyFromText, successReply, type HandoffReply } from './replies.js';
 import {
+  STORE_MAX_BYTES,
+  STORE_MAX_ITEMS,
   TerminalStore,
   recordBytes,
   type TerminalRecord,
@@ -41,11 +44,14 @@ export interface HandoffInstance {
 export interface HandoffEngineOptions {
   /** Time source for `referenceTime`, deadlines and inspection stamps. Default: the system clock. */
   clock?: HandoffClock;
-  /** Live requests per session before `CAPACITY_EXCEEDED`. Default 64 (`limits.maxPendingPerSession`). */
+  /** Live requests per session before `CAPACITY_EXCEEDED`: a positive safe integer. Default 64 (`limits.maxPendingPerSession`). */
   maxPendingPerSession?: number;
   /** Keep terminal replies for replay. Default true; executor-only engines turn it off (spec 03, "Executor mode"). */
   retain?: boolean;
-  /** Store bounds; default 32 items / 8 MiB (spec 03). Lower them only in tests. */
+  /**
+   * Store bounds: integers from 1 up to the defaults, 32 items / 8 MiB (spec 03); lower them only in tests. Every option
+   * is checked here: a bad one throws `CONFIG_INVALID` naming it.
+   */
   store?: TerminalStoreOptions;
 }
 
@@ -144,6 +150,45 @@ interface LiveRecord {
 
 const DEFAULT_MAX_PENDING = 64;
 
+const count = (max: number) => z.number().int().min(1).max(max);
+
+/** Checked at construction, like lru-cache does: a 0, NaN or fraction never silently removes a bound. */
+const EngineOptionsSchema = z
+  .object({
+    clock: z
+      .custom<HandoffClock>(
+        (c) =>
+          c !== null &&
+          typeof c === 'object' &&
+          typeof (c as HandoffClock).now === 'function' &&
+          typeof (c as HandoffClock).setTimeout === 'function' &&
+          typeof (c as HandoffClock).clearTimeout === 'function',
+        'must be a clock with now, setTimeout and clearTimeout',
+      )
+      .optional(),
+    maxPendingPerSession: count(Number.MAX_SAFE_INTEGER).optional(),
+    retain: z.boolean().optional(),
+    store: z
+      .object({ maxItems: count(STORE_MAX_ITEMS).optional(), maxBytes: count(STORE_MAX_BYTES).optional() })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+function checkEngineOptions(options: unknown): void {
+  const parsed = EngineOptionsSchema.safeParse(options);
+  if (parsed.success) return;
+  const issue = parsed.error.issues[0];
+  const path = (issue?.path ?? []).map(String).join('.');
+  const detail =
+    issue?.code === 'unrecognized_keys'
+      ? `has an unknown option ${issue.keys.map((k) => `"${k.slice(0, 40)}"`).join(', ')}`
+      : `"${path}" ${issue?.code === 'custom' ? issue.message : 'must be a positive integer within its bound (see HandoffEngineOptions)'}`;
+  throw new IntentError('CONFIG_INVALID', `HandoffEngine options ${detail}; fix the option.`, {
+    details: { issues: [{ path: '/' + (issue?.path ?? []).map(String).join('/'), message: issue?.message ?? '' }] },
+  });
+}
+
 export class HandoffEngine {
   readonly clock: HandoffClock;
   readonly store: TerminalStore;
@@ -156,6 +201,7 @@ export class HandoffEngine {
   #closed = false;
 
   constructor(options: HandoffEngineOptions = {}) {
+    checkEngineOptions(options);
     this.clock = options.clock ?? systemClock;
     this.store = new TerminalStore(options.store);
     this.maxPendingPerSession = options.maxPendingPerSession ?? DEFAULT_MAX_PENDING;
@@ -242,19 +288,26 @@ export class HandoffEngine {
     this.store.dropSession(session.id);
   }
 
-  /** @internal */
+  /**
+   * Builds a request completely (validated request, credentials, HostTask and its JSON text) and only then registers
+   * it, so a prepare that fails for any reason leaves nothing behind: no live request, no slot, no timer.
+   * @internal
+   */
   prepare(
     session: EngineSession,
     instance: HandoffInstance,
     request: unknown,
     options: PrepareOptions,
-  ): { record: LiveRecord; task: HostTask } {
+  ): { record: LiveRecord; task: HostTask; text: string } {
     if (instance.disposed) throw handoffErrors.disposed(instance.name);
     if (session.size >= this.maxPendingPerSession) throw handoffErrors.capacity(this.maxPendingPerSession);
     const now = this.clock.now();
     const prepared = prepareRequest(instance.model, request, new Date(now), options.caps);
     const deadlineMs = options.timeoutMs ?? instance.model.timeoutMs;
+    const expiresAt = deadlineMs === undefined ? undefined : now + deadlineMs;
     const { requestId, token, tokenHash } = newCredentials();
+    const task = hostTask(requestId, token, prepared, expiresAt);
+    const text = JSON.stringify(task);
     const record: LiveRecord = {
       requestId,
       session,
@@ -262,8 +315,11 @@ export class HandoffEngine {
       prepared,
       tokenHash,
       preparedAt: now,
-      expiresAt: deadlineMs === undefined ? undefined : now + deadlineMs,
-      actor: undefined as unknown as HandoffActor,
+      expiresAt,
+      actor: this.#createActor(
+        { requestId, sessionId: session.id, instance: instance.name },
+        { input: { requestId, expiresAt } },
+      ),
       timer: undefined,
       job: undefined,
       pending: undefined,
@@ -272,31 +328,12 @@ export class HandoffEngine {
     };
     this.#live.set(requestId, record);
     session.add(record);
-    record.actor = this.#createActor(
-      { requestId, sessionId: session.id, instance: instance.name },
-      { input: { requestId, deadlineMs } },
-    );
     record.actor.start();
     if (deadlineMs !== undefined)
       record.timer = this.clock.setTimeout(() => {
         this.#deadline(record);
       }, deadlineMs);
-    return { record, task: this.#hostTask(record, token) };
-  }
-
-  /** The token lives only in the HostTask that hands it out; the engine keeps its hash. */
-  #hostTask(record: LiveRecord, token: string): HostTask {
-    const { task } = record.prepared;
-    const out: HostTask = {
-      kind: 'model_task',
-      requestId: record.requestId,
-      submissionToken: token,
-      instructions: task.instructions,
-      input: task.input,
-      outputSchema: task.outputSchema,
-    };
-    if (record.expiresAt !== undefined) out.expiresAt = new Date(record.expiresAt).toISOString();
-    return out;
+    return { record, task, text };
   }
 
   /** @internal */
@@ -314,7 +351,11 @@ export class HandoffEngine {
       const limit = live.instance.model.limits.maxCandidateBytes;
       const identity = candidateIdentity(candidateText);
       if (identity.bytes > limit) return errorReply(handoffErrors.candidateTooLarge(requestId, limit));
-      const snap = this.#send(live, { type: 'ACCEPT', candidate: { hash: identity.hash, text: identity.text } });
+      const snap = this.#send(live, {
+        type: 'ACCEPT',
+        candidate: { hash: identity.hash, text: identity.text },
+        at: this.clock.now(),
+      });
       switch (snap.context.answer) {
         case 'validate':
         case 'join':
@@ -326,6 +367,9 @@ export class HandoffEngine {
           return live.feedbackReply ?? internalReply(requestId);
         case 'conflict':
           return errorReply(handoffErrors.conflict(requestId));
+        case 'refused':
+          // The accept arrived after the deadline: the machine expired the request on it.
+          return errorReply(this.#refusal(requestId, stateOf(snap.value), snap.context.cancelReason));
         default:
           return internalReply(requestId);
       }
@@ -334,7 +378,11 @@ export class HandoffEngine {
     if (stored === undefined || !tokenMatches(token, stored.tokenHash))
       return errorReply(handoffErrors.notFound(requestId));
     const identity = candidateIdentity(candidateText);
-    const answer = this.#ask(stored, { type: 'ACCEPT', candidate: { hash: identity.hash, text: identity.text } });
+    const answer = this.#ask(stored, {
+      type: 'ACCEPT',
+      candidate: { hash: identity.hash, text: identity.text },
+      at: this.clock.now(),
+    });
     switch (answer) {
       case 'replay':
         return stored.reply === undefined
@@ -353,20 +401,22 @@ export class HandoffEngine {
   cancel(session: EngineSession, requestId: string, reason: HostCancelReason | 'aborted'): HostCancelReply {
     const live = session.get(requestId);
     if (live !== undefined) {
-      const snap = this.#send(live, { type: 'CANCEL', reason });
-      if (snap.context.answer === 'cancelled') return { requestId, status: 'cancelled' };
+      const snap = this.#send(live, { type: 'CANCEL', reason, at: this.clock.now() });
+      const answer = snap.context.answer;
+      if (answer === 'cancelled') return { requestId, status: 'cancelled' };
+      if (answer === 'already_completed' || answer === 'already_cancelled') return { requestId, status: answer };
       throw toIntentError(new Error(`unexpected answer ${snap.context.answer}`), requestId);
     }
     const stored = this.store.get(requestId, session.id);
     if (stored === undefined) throw handoffErrors.notFound(requestId);
-    const answer = this.#ask(stored, { type: 'CANCEL', reason });
+    const answer = this.#ask(stored, { type: 'CANCEL', reason, at: this.clock.now() });
     if (answer === 'already_cancelled' || answer === 'already_completed') return { requestId, status: answer };
     throw toIntentError(new Error(`unexpected answer ${answer}`), requestId);
   }
 
   /** @internal */
   closeRecord(record: LiveRecord): void {
-    this.#send(record, { type: 'CLOSE' });
+    this.#send(record, { type: 'CLOSE', at: this.clock.now() });
   }
 
   // -------------------------------------------------------------------------------------------------------------------
@@ -459,10 +509,10 @@ export class HandoffEngine {
     } catch (error) {
       // A bug in validation: every waiter learns it, and the request ends rather than hanging in `validating`.
       pending.resolve(errorReply(toIntentError(error, record.requestId)));
-      this.#send(record, { type: 'CANCEL', reason: 'incomplete' });
+      this.#send(record, { type: 'CANCEL', reason: 'incomplete', at: this.clock.now() });
       return;
     }
-    const snap = this.#send(record, { type: 'VALIDATED', ...outcome });
+    const snap = this.#send(record, { type: 'VALIDATED', ...outcome, at: this.clock.now() });
     const state = stateOf(snap.value);
     let reply: HandoffReply;
     if (outcome.ok && result !== undefined) reply = successReply(result, outcome.text);
@@ -523,6 +573,26 @@ export class HandoffEngine {
   }
 }
 
+/** The token lives only in the HostTask that hands it out; the engine keeps its hash. */
+function hostTask(
+  requestId: string,
+  token: string,
+  prepared: PreparedRequest,
+  expiresAt: number | undefined,
+): HostTask {
+  const { task } = prepared;
+  const out: HostTask = {
+    kind: 'model_task',
+    requestId,
+    submissionToken: token,
+    instructions: task.instructions,
+    input: task.input,
+    outputSchema: task.outputSchema,
+  };
+  if (expiresAt !== undefined) out.expiresAt = new Date(expiresAt).toISOString();
+  return out;
+}
+
 function internalReply(requestId: string): HandoffReply {
   return errorReply(toIntentError(new Error('unexpected handoff answer'), requestId));
 }
@@ -573,6 +643,16 @@ export class EngineSession {
   prepare(instance: HandoffInstance, request: unknown, options: PrepareOptions = {}): HostTask {
     if (this.#closed) throw handoffErrors.sessionClosed();
     return this.#engine.prepare(this, instance, request, options).task;
+  }
+
+  /**
+   * Prepares a request and returns the `intent_prepare` reply, serialised once (the same JSON the HostTask is).
+   * @internal
+   */
+  prepareReply(instance: HandoffInstance, request: unknown, options: PrepareOptions = {}): HandoffReply {
+    if (this.#closed) throw handoffErrors.sessionClosed();
+    const { task, text } = this.#engine.prepare(this, instance, request, options);
+    return successReply(task, text);
   }
 
   /**

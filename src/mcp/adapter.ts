@@ -255,9 +255,7 @@ class Adapter implements IntentMcpAdapter {
       }
       case 'prepare': {
         const { instance, request } = this.#splitRequest(args, name);
-        return successReply(
-          engineSession.prepare(instance, request, { timeoutMs: options.timeoutMs, caps: this.#caps }),
-        );
+        return engineSession.prepareReply(instance, request, { timeoutMs: options.timeoutMs, caps: this.#caps });
       }
       case 'accept': {
         const a = parseAcceptArgs(args, name);

@@ -361,7 +361,9 @@ describe('diagram: generated from the definition', () => {
         'completed --> archived: ARCHIVE',
       ]),
     );
-    expect([...before].filter((l) => !after.has(l))).toEqual(['live --> cancelled: CLOSE']);
+    expect(sorted([...before].filter((l) => !after.has(l)))).toEqual(
+      sorted(['live --> cancelled: CLOSE', 'live --> expired: CLOSE [isPastDeadline]']),
+    );
 
     const dot = parseDot(toDot({ machine: changedMachine }));
     expect(sorted(logicalDotEdges(dot.edges).map(edgeLine))).toEqual(sorted(expected.edges.map(edgeLine)));

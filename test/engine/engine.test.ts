@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
-import type { HandoffTransition } from '../../src/engine/engine.js';
+import { describe, expect, it, vi } from 'vitest';
+import { HandoffEngine, type HandoffTransition } from '../../src/engine/engine.js';
 import type { HandoffReply } from '../../src/engine/replies.js';
 import { Intent } from '../../src/intent.js';
 import {
@@ -320,6 +320,96 @@ describe('the deadline [SEED-DEADLINE]', () => {
     expect(engine.snapshot().retained[0]?.state).toBe('completed');
   });
 
+  describe('is judged by the clock when an event arrives, not only by the timer [S03-DEADLINE-ARRIVAL]', () => {
+    /** A busy event loop: the clock moves on, but the deadline timer has not run (and here never runs). */
+    function busyHarness() {
+      let now = T0;
+      const timers: (() => void)[] = [];
+      const engine = new HandoffEngine({
+        clock: {
+          now: () => now,
+          setTimeout: (fn: () => void) => timers.push(fn),
+          clearTimeout: () => undefined,
+        },
+      });
+      const instance = new Intent({}).asInstance('main');
+      return {
+        engine,
+        session: engine.openSession(),
+        instance,
+        advance: (ms: number) => {
+          now += ms;
+        },
+        timers,
+      };
+    }
+
+    it('an accept at or after expiresAt is HANDOFF_EXPIRED and never validated; one just before it completes', async () => {
+      const { engine, session, instance, advance, timers } = busyHarness();
+      const late = session.prepare(instance, SEED_REQUEST, { timeoutMs: 100 });
+      const early = session.prepare(instance, SEED_REQUEST, { timeoutMs: 101 });
+      expect(timers).toHaveLength(2);
+      advance(100);
+      expectResult(await session.accept(early.requestId, early.submissionToken, SEED_CANDIDATE));
+      expectError(
+        await session.accept(late.requestId, late.submissionToken, SEED_CANDIDATE),
+        'HANDOFF_EXPIRED',
+        late.requestId,
+      );
+      // The request really is expired: retained as such, answering as such, although its timer never ran.
+      expect(engine.snapshot().sessions[0]?.live).toEqual([]);
+      expect(engine.snapshot().retained).toContainEqual(
+        expect.objectContaining({ requestId: late.requestId, state: 'expired', validations: 0 }) as unknown,
+      );
+      expectError(
+        await session.accept(late.requestId, late.submissionToken, SEED_CANDIDATE),
+        'HANDOFF_EXPIRED',
+        late.requestId,
+      );
+      expect(session.cancel(late.requestId)).toEqual({ requestId: late.requestId, status: 'already_completed' });
+    });
+
+    it('a cancel at or after expiresAt answers already_completed (the request had expired)', () => {
+      const { session, instance, advance } = busyHarness();
+      const { requestId } = session.prepare(instance, SEED_REQUEST, { timeoutMs: 100 });
+      advance(250);
+      expect(session.cancel(requestId, 'refusal')).toEqual({ requestId, status: 'already_completed' });
+      expect(session.cancel(requestId, 'refusal')).toEqual({ requestId, status: 'already_completed' });
+    });
+
+    it('a validation that ends after the deadline is abandoned: its waiters get HANDOFF_EXPIRED, not the result', async () => {
+      const { engine, session, instance, advance } = busyHarness();
+      const { requestId, submissionToken } = session.prepare(instance, SEED_REQUEST, { timeoutMs: 100 });
+      advance(50);
+      const first = session.accept(requestId, submissionToken, SEED_CANDIDATE);
+      const joined = session.accept(requestId, submissionToken, SEED_CANDIDATE);
+      advance(50); // the validation is still queued behind a busy loop when the deadline passes
+      expectError(await first, 'HANDOFF_EXPIRED', requestId);
+      expectError(await joined, 'HANDOFF_EXPIRED', requestId);
+      expect(engine.snapshot().retained).toContainEqual(
+        expect.objectContaining({ requestId, state: 'expired', validations: 1 }) as unknown,
+      );
+      expectError(await session.accept(requestId, submissionToken, SEED_CANDIDATE), 'HANDOFF_EXPIRED', requestId);
+    });
+
+    it('the same events at the same times get the same answers, whatever the load', async () => {
+      const answers: string[][] = [];
+      for (let run = 0; run < 2; run++) {
+        const { session, instance, advance } = busyHarness();
+        const a = session.prepare(instance, SEED_REQUEST, { timeoutMs: 100 });
+        const b = session.prepare(instance, SEED_REQUEST, { timeoutMs: 100 });
+        advance(99);
+        const one = await session.accept(a.requestId, a.submissionToken, INVALID_CANDIDATE);
+        advance(1);
+        const two = await session.accept(a.requestId, a.submissionToken, SEED_CANDIDATE);
+        const three = await session.accept(b.requestId, b.submissionToken, SEED_CANDIDATE);
+        answers.push([one, two, three].map((r) => (r.isError ? r.error.code : 'ok')));
+      }
+      expect(answers[0]).toEqual(['CANDIDATE_INVALID', 'HANDOFF_EXPIRED', 'HANDOFF_EXPIRED']);
+      expect(answers[1]).toEqual(answers[0]);
+    });
+  });
+
   it('by default there is none: no timer is ever set, however much time passes [SEED-DEADLINE]', async () => {
     const { engine, instance, clock, timersSet } = harness();
     const session = engine.openSession();
@@ -631,6 +721,35 @@ describe('inspection [S03-INSPECT]', () => {
   });
 });
 
+describe('options are checked at construction [S06-CONFIG-CHECKED]', () => {
+  it.each([
+    ['store.maxItems', { store: { maxItems: 0 } }],
+    ['store.maxItems', { store: { maxItems: 33 } }],
+    ['store.maxItems', { store: { maxItems: 2.5 } }],
+    ['store.maxBytes', { store: { maxBytes: 1.5 } }],
+    ['store.maxBytes', { store: { maxBytes: -1 } }],
+    ['store.maxBytes', { store: { maxBytes: Infinity } }],
+    ['maxPendingPerSession', { maxPendingPerSession: NaN }],
+    ['maxPendingPerSession', { maxPendingPerSession: 0 }],
+    ['maxPendingPerSession', { maxPendingPerSession: '64' }],
+    ['retain', { retain: 'yes' }],
+    ['clock', { clock: { now: () => 0 } }],
+  ])('%s in %j is CONFIG_INVALID naming the option, never a removed bound', (option, options) => {
+    const error = thrown(() => new HandoffEngine(options as never), 'CONFIG_INVALID');
+    expect(error.message).toContain(`"${option}"`);
+    expect(error.category).toBe('config');
+  });
+
+  it('an unknown option is named too, and a good set of options builds an engine with those bounds', () => {
+    expect(thrown(() => new HandoffEngine({ maxPending: 3 } as never), 'CONFIG_INVALID').message).toContain(
+      '"maxPending"',
+    );
+    const engine = new HandoffEngine({ maxPendingPerSession: 3, store: { maxItems: 2, maxBytes: 4096 } });
+    expect(engine.maxPendingPerSession).toBe(3);
+    expect(engine.snapshot().store).toMatchObject({ maxItems: 2, maxBytes: 4096 });
+  });
+});
+
 describe('refusals at the door', () => {
   it('a disposed instance cannot prepare; a request prepared before disposal still completes [SEED-DISPOSED]', async () => {
     const { engine, intent, instance } = harness();
@@ -657,6 +776,33 @@ describe('refusals at the door', () => {
     expect(error.category).toBe('input');
     expect(error.retryable).toBe(false);
     expect(session.size).toBe(0);
+  });
+
+  it('a prepare that fails after validation (serialising the task) registers nothing: no live request, no slot, no timer [S03-PREPARE-ATOMIC]', async () => {
+    const { engine, instance, timersSet } = harness({ maxPendingPerSession: 2 });
+    const session = engine.openSession();
+    const stringify = JSON.stringify.bind(JSON);
+    const spy = vi
+      .spyOn(JSON, 'stringify')
+      .mockImplementation((value: unknown, replacer?: unknown, space?: unknown) => {
+        if ((value as { kind?: unknown } | null)?.kind === 'model_task')
+          throw new RangeError('Maximum call stack size exceeded');
+        return stringify(value, replacer as undefined, space as undefined);
+      });
+    try {
+      for (let i = 0; i < 5; i++)
+        expect(() => session.prepare(instance, SEED_REQUEST, { timeoutMs: 1000 })).toThrow(RangeError);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(session.size).toBe(0);
+    expect(engine.snapshot().sessions[0]?.live).toEqual([]);
+    expect(timersSet()).toBe(0);
+    // Both slots are still free.
+    const a = session.prepare(instance, SEED_REQUEST);
+    session.prepare(instance, SEED_REQUEST);
+    expect(session.size).toBe(2);
+    expectResult(await session.accept(a.requestId, a.submissionToken, SEED_CANDIDATE));
   });
 
   it('a candidateText over limits.maxCandidateBytes (UTF-8 bytes) is INPUT_INVALID and costs nothing', async () => {

@@ -38,22 +38,33 @@ const B: CandidateIdentity = { hash: 'sha256:0b77de', text: '{"intents":[{"text"
 const A_COLLIDING: CandidateIdentity = { hash: A.hash, text: '{"intents":[{"text":"book a table "}]}' };
 const RESULT_TEXT = '{"version":"1","status":"complete"}';
 
+/** The deadline of the explorations that have one, and the two arrival times: well before it, and exactly at it. */
+const EXPIRES_AT = 1000;
+const EARLY = 0;
+const LATE = EXPIRES_AT;
+
+/** Every event a sender brings, once before the deadline and once at it (spec 03: "at or after expiresAt"). */
+const SENT: readonly ((at: number) => HandoffEvent)[] = [
+  (at) => ({ type: 'ACCEPT', candidate: A, at }),
+  (at) => ({ type: 'ACCEPT', candidate: B, at }),
+  (at) => ({ type: 'ACCEPT', candidate: A_COLLIDING, at }),
+  (at) => ({ type: 'VALIDATED', ok: true, text: RESULT_TEXT, at }),
+  (at) => ({ type: 'VALIDATED', ok: false, issues: [{ path: '/intents/0/text', message: 'expected a string' }], at }),
+  (at) => ({ type: 'CANCEL', reason: 'cancelled', at }),
+  (at) => ({ type: 'CANCEL', reason: 'refusal', at }),
+  (at) => ({ type: 'CANCEL', reason: 'incomplete', at }),
+  (at) => ({ type: 'CLOSE', at }),
+];
+
 const ALPHABET: readonly HandoffEvent[] = [
-  { type: 'ACCEPT', candidate: A },
-  { type: 'ACCEPT', candidate: B },
-  { type: 'ACCEPT', candidate: A_COLLIDING },
-  { type: 'VALIDATED', ok: true, text: RESULT_TEXT },
-  { type: 'VALIDATED', ok: false, issues: [{ path: '/intents/0/text', message: 'expected a string' }] },
-  { type: 'CANCEL', reason: 'cancelled' },
-  { type: 'CANCEL', reason: 'refusal' },
-  { type: 'CANCEL', reason: 'incomplete' },
+  ...SENT.map((make) => make(EARLY)),
+  ...SENT.map((make) => make(LATE)),
   { type: 'DEADLINE' },
-  { type: 'CLOSE' },
 ];
 
 const DEADLINES = [
-  { name: 'without a deadline', deadlineMs: undefined },
-  { name: 'with a deadline', deadlineMs: 1000 },
+  { name: 'without a deadline', expiresAt: undefined },
+  { name: 'with a deadline', expiresAt: EXPIRES_AT },
 ] as const;
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -61,9 +72,9 @@ const DEADLINES = [
 
 const serialize = (s: Snapshot): string => JSON.stringify({ value: s.value, context: s.context });
 
-function explore(machine: HandoffMachine, deadlineMs: number | undefined): Graph {
+function explore(machine: HandoffMachine, expiresAt: number | undefined): Graph {
   const map = getAdjacencyMap(machine, {
-    input: { requestId: REQUEST_ID, deadlineMs },
+    input: { requestId: REQUEST_ID, expiresAt },
     events: ALPHABET,
     serializeState: serialize,
     // A broken machine may spend budget without end; stop exploring past the first state that already breaks it.
@@ -90,17 +101,17 @@ function edgesOf(graph: Graph): Edge[] {
 }
 
 const cache = new Map<number | undefined, Graph>();
-function graphOf(deadlineMs: number | undefined): Graph {
-  let g = cache.get(deadlineMs);
+function graphOf(expiresAt: number | undefined): Graph {
+  let g = cache.get(expiresAt);
   if (g === undefined) {
-    g = explore(handoffMachine, deadlineMs);
-    cache.set(deadlineMs, g);
+    g = explore(handoffMachine, expiresAt);
+    cache.set(expiresAt, g);
   }
   return g;
 }
 let edgeCache: Edge[] | undefined;
-const allEdges = (): Edge[] => (edgeCache ??= DEADLINES.flatMap((d) => edgesOf(graphOf(d.deadlineMs))));
-const allStates = (): Snapshot[] => DEADLINES.flatMap((d) => graphOf(d.deadlineMs).map((v) => v.state));
+const allEdges = (): Edge[] => (edgeCache ??= DEADLINES.flatMap((d) => edgesOf(graphOf(d.expiresAt))));
+const allStates = (): Snapshot[] => DEADLINES.flatMap((d) => graphOf(d.expiresAt).map((v) => v.state));
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Naming, for readable violations
@@ -114,15 +125,16 @@ function candidateName(c: CandidateIdentity | undefined): string {
 }
 
 function eventName(e: HandoffEvent): string {
+  const when = e.type === 'DEADLINE' || e.at === EARLY ? '' : `@${e.at}`;
   switch (e.type) {
     case 'ACCEPT':
-      return `ACCEPT(${candidateName(e.candidate)})`;
+      return `ACCEPT(${candidateName(e.candidate)})${when}`;
     case 'VALIDATED':
-      return e.ok ? 'VALIDATED(valid)' : 'VALIDATED(invalid)';
+      return (e.ok ? 'VALIDATED(valid)' : 'VALIDATED(invalid)') + when;
     case 'CANCEL':
-      return `CANCEL(${e.reason})`;
+      return `CANCEL(${e.reason})${when}`;
     default:
-      return e.type;
+      return e.type + when;
   }
 }
 
@@ -131,7 +143,7 @@ function snapshotName(s: Snapshot): string {
   const outcome = c.outcome === undefined ? '-' : c.outcome.ok ? 'ok' : 'invalid';
   return (
     `${JSON.stringify(s.value)}(v=${c.validations}, cand=${candidateName(c.candidate)}, outcome=${outcome}, ` +
-    `reason=${c.cancelReason ?? '-'}, answer=${c.answer}, deadline=${c.deadlineMs ?? '-'})`
+    `reason=${c.cancelReason ?? '-'}, answer=${c.answer}, expiresAt=${c.expiresAt ?? '-'})`
   );
 }
 
@@ -156,14 +168,42 @@ const sameBytes = (ctx: HandoffContext, e: HandoffEvent): boolean =>
   e.type === 'ACCEPT' && ctx.candidate !== undefined && ctx.candidate.text === e.candidate.text;
 const isAccept = (e: HandoffEvent): e is Extract<HandoffEvent, { type: 'ACCEPT' }> => e.type === 'ACCEPT';
 const is = (type: HandoffEvent['type']) => (_: HandoffContext, e: HandoffEvent) => e.type === type;
+/** Spec 03: an event that arrives at or after `expiresAt` finds the request expired, whatever the timer has done. */
+const isLate = (c: HandoffContext, e: HandoffEvent): boolean =>
+  c.expiresAt !== undefined && e.type !== 'DEADLINE' && e.at >= c.expiresAt;
+const onTime = (type: HandoffEvent['type']) => (c: HandoffContext, e: HandoffEvent) => e.type === type && !isLate(c, e);
 const outcomeOf = (e: HandoffEvent): HandoffContext['outcome'] =>
   e.type === 'VALIDATED' ? (e.ok ? { ok: true, text: e.text } : { ok: false, issues: e.issues }) : undefined;
 
 const ROWS: readonly Row[] = [
   {
+    label: 'any live | ACCEPT at or after expiresAt → expired; HANDOFF_EXPIRED (judged by the clock, not the timer)',
+    states: LIVE_STATES,
+    applies: (c, e) => e.type === 'ACCEPT' && isLate(c, e),
+    expect: () => ({ state: 'expired', set: { answer: 'refused' } }),
+  },
+  {
+    label: 'any live | CANCEL at or after expiresAt → expired; already_completed',
+    states: LIVE_STATES,
+    applies: (c, e) => e.type === 'CANCEL' && isLate(c, e),
+    expect: () => ({ state: 'expired', set: { answer: 'already_completed' } }),
+  },
+  {
+    label: 'validating | a validation that ends at or after expiresAt is abandoned → expired',
+    states: ['validating'],
+    applies: (c, e) => e.type === 'VALIDATED' && isLate(c, e),
+    expect: () => ({ state: 'expired', set: { answer: 'none' } }),
+  },
+  {
+    label: 'any live | session closes at or after expiresAt → expired',
+    states: LIVE_STATES,
+    applies: (c, e) => e.type === 'CLOSE' && isLate(c, e),
+    expect: () => ({ state: 'expired', set: { answer: 'none' } }),
+  },
+  {
     label: 'prepared | ACCEPT(X) → validating(X), validations = 1',
     states: ['prepared'],
-    applies: is('ACCEPT'),
+    applies: onTime('ACCEPT'),
     expect: (_, e) => ({
       state: 'validating',
       set: { candidate: isAccept(e) ? e.candidate : undefined, validations: 1, answer: 'validate' },
@@ -172,43 +212,43 @@ const ROWS: readonly Row[] = [
   {
     label: 'validating(A) | ACCEPT(A) → joins the running validation',
     states: ['validating'],
-    applies: sameBytes,
+    applies: (c, e) => sameBytes(c, e) && !isLate(c, e),
     expect: () => ({ state: 'validating', set: { answer: 'join' } }),
   },
   {
     label: 'validating(A) | ACCEPT(B≠A) → stays; HANDOFF_CONFLICT',
     states: ['validating'],
-    applies: (c, e) => isAccept(e) && !sameBytes(c, e),
+    applies: (c, e) => isAccept(e) && !sameBytes(c, e) && !isLate(c, e),
     expect: () => ({ state: 'validating', set: { answer: 'conflict' } }),
   },
   {
     label: 'validating | valid → completed with the IntentResult',
     states: ['validating'],
-    applies: (_, e) => e.type === 'VALIDATED' && e.ok,
+    applies: (c, e) => e.type === 'VALIDATED' && e.ok && !isLate(c, e),
     expect: (_, e) => ({ state: 'completed', set: { outcome: outcomeOf(e), answer: 'none' } }),
   },
   {
     label: 'validating | correctable error, validations < budget → correcting (CANDIDATE_INVALID, remaining 1)',
     states: ['validating'],
-    applies: (c, e) => e.type === 'VALIDATED' && !e.ok && c.validations < SPEC_BUDGET,
+    applies: (c, e) => e.type === 'VALIDATED' && !e.ok && c.validations < SPEC_BUDGET && !isLate(c, e),
     expect: (_, e) => ({ state: 'correcting', set: { outcome: outcomeOf(e), answer: 'none' } }),
   },
   {
     label: 'validating | correctable error, budget spent → completed with terminal CANDIDATE_REJECTED',
     states: ['validating'],
-    applies: (c, e) => e.type === 'VALIDATED' && !e.ok && c.validations >= SPEC_BUDGET,
+    applies: (c, e) => e.type === 'VALIDATED' && !e.ok && c.validations >= SPEC_BUDGET && !isLate(c, e),
     expect: (_, e) => ({ state: 'completed', set: { outcome: outcomeOf(e), answer: 'none' } }),
   },
   {
     label: 'correcting(A) | ACCEPT(A) → replays CANDIDATE_INVALID; costs no budget',
     states: ['correcting'],
-    applies: sameBytes,
+    applies: (c, e) => sameBytes(c, e) && !isLate(c, e),
     expect: () => ({ state: 'correcting', set: { answer: 'replay' } }),
   },
   {
     label: 'correcting(A) | ACCEPT(B≠A) → validating(B), validations = 2',
     states: ['correcting'],
-    applies: (c, e) => isAccept(e) && !sameBytes(c, e),
+    applies: (c, e) => isAccept(e) && !sameBytes(c, e) && !isLate(c, e),
     expect: (_, e) => ({
       state: 'validating',
       set: { candidate: isAccept(e) ? e.candidate : undefined, validations: 2, answer: 'validate' },
@@ -217,7 +257,7 @@ const ROWS: readonly Row[] = [
   {
     label: 'any live | CANCEL(reason) → cancelled; { status: cancelled }',
     states: LIVE_STATES,
-    applies: is('CANCEL'),
+    applies: onTime('CANCEL'),
     expect: (_, e) => ({
       state: 'cancelled',
       set: { cancelReason: e.type === 'CANCEL' ? e.reason : undefined, answer: 'cancelled' },
@@ -226,13 +266,13 @@ const ROWS: readonly Row[] = [
   {
     label: 'any live | deadline passes (explicit deadline) → expired',
     states: LIVE_STATES,
-    applies: (c, e) => e.type === 'DEADLINE' && c.deadlineMs !== undefined,
+    applies: (c, e) => e.type === 'DEADLINE' && c.expiresAt !== undefined,
     expect: () => ({ state: 'expired', set: { answer: 'none' } }),
   },
   {
     label: 'any live | session closes → cancelled (reason session_closed)',
     states: LIVE_STATES,
-    applies: is('CLOSE'),
+    applies: onTime('CLOSE'),
     expect: () => ({ state: 'cancelled', set: { cancelReason: 'session_closed', answer: 'none' } }),
   },
   {
@@ -281,7 +321,7 @@ const ROWS: readonly Row[] = [
   {
     label: '(allowed) any live | DEADLINE without a deadline → ignored',
     states: LIVE_STATES,
-    applies: (c, e) => e.type === 'DEADLINE' && c.deadlineMs === undefined,
+    applies: (c, e) => e.type === 'DEADLINE' && c.expiresAt === undefined,
     expect: () => 'ignored',
   },
   {
@@ -366,7 +406,7 @@ function checkState(s: Snapshot): Violation[] {
     v('completed-needs-validation', 'completed without a validated candidate and its outcome');
   if (name === 'cancelled' && c.cancelReason === undefined) v('context', 'cancelled without a reason');
   if (name !== 'cancelled' && c.cancelReason !== undefined) v('context', `${name} carries a cancel reason`);
-  if (name === 'expired' && c.deadlineMs === undefined) v('deadline', 'expired without a deadline');
+  if (name === 'expired' && c.expiresAt === undefined) v('deadline', 'expired without a deadline');
   return out;
 }
 
@@ -406,34 +446,51 @@ function checkEdge(edge: Edge): Violation[] {
       same(t.candidate, f.candidate) &&
       same(t.outcome, f.outcome) &&
       t.cancelReason === f.cancelReason &&
-      t.deadlineMs === f.deadlineMs;
+      t.expiresAt === f.expiresAt;
     if (!kept) v('terminal-absorbs', 'a final state changed something other than the answer');
   }
   if (isLive(fromName)) {
     const allowedDrop =
       (event.type === 'VALIDATED' && fromName !== 'validating') ||
-      (event.type === 'DEADLINE' && f.deadlineMs === undefined);
+      (event.type === 'DEADLINE' && f.expiresAt === undefined);
     if (!allowedDrop && !from.can(event)) v('live-answers', `${fromName} drops ${eventName(event)} silently`);
     if (allowedDrop && !unchanged) v('live-answers', `${eventName(event)} must change nothing in ${fromName}`);
   }
   if (toName === 'completed' && fromName !== 'completed' && !(fromName === 'validating' && event.type === 'VALIDATED'))
     v('completed-from-validating', `completed entered from ${fromName} by ${eventName(event)}`);
   if (event.type === 'DEADLINE') {
-    if (f.deadlineMs === undefined && !unchanged) v('deadline', 'DEADLINE without a deadline moved the machine');
-    if (f.deadlineMs !== undefined && isLive(fromName) && toName !== 'expired')
+    if (f.expiresAt === undefined && !unchanged) v('deadline', 'DEADLINE without a deadline moved the machine');
+    if (f.expiresAt !== undefined && isLive(fromName) && toName !== 'expired')
       v('deadline', 'live state did not expire');
   }
-  if (isLive(fromName) && event.type === 'CANCEL' && (toName !== 'cancelled' || t.cancelReason !== event.reason))
+  const stale = event.type === 'VALIDATED' && fromName !== 'validating';
+  if (isLive(fromName) && isLate(f, event) && !stale && toName !== 'expired')
+    v('deadline', `${eventName(event)} arrived at or after the deadline but ${fromName} did not expire`);
+  if (!isLate(f, event) && isLive(fromName) && toName === 'expired' && event.type !== 'DEADLINE')
+    v('deadline', `${eventName(event)} arrived before the deadline but expired the request`);
+  const late = isLate(f, event);
+  if (
+    isLive(fromName) &&
+    event.type === 'CANCEL' &&
+    !late &&
+    (toName !== 'cancelled' || t.cancelReason !== event.reason)
+  )
     v('cancel', `CANCEL(${event.reason}) did not cancel with that reason`);
-  if (isLive(fromName) && event.type === 'CLOSE' && (toName !== 'cancelled' || t.cancelReason !== 'session_closed'))
+  if (
+    isLive(fromName) &&
+    event.type === 'CLOSE' &&
+    !late &&
+    (toName !== 'cancelled' || t.cancelReason !== 'session_closed')
+  )
     v('close', 'CLOSE did not cancel with session_closed');
   if (
     fromName === 'correcting' &&
     sameBytes(f, event) &&
+    !late &&
     !(toName === 'correcting' && same(t.validations, f.validations))
   )
     v('replay-free', 'resubmitting the same candidate in correcting spent budget or moved');
-  if (fromName === 'validating' && event.type === 'VALIDATED' && !event.ok) {
+  if (fromName === 'validating' && event.type === 'VALIDATED' && !event.ok && !late) {
     if (f.validations < SPEC_BUDGET && toName !== 'correcting') v('correction', 'budget left but no correction');
     if (f.validations >= SPEC_BUDGET && !(toName === 'completed' && t.outcome?.ok === false))
       v('correction', 'budget spent but not completed with outcome ok:false');
@@ -443,8 +500,8 @@ function checkEdge(edge: Edge): Violation[] {
 
 /** Every violation of spec 03 over the reachable state space of `machine`, with and without a deadline. */
 function checkHandoff(machine: HandoffMachine): Violation[] {
-  return DEADLINES.flatMap(({ deadlineMs }) => {
-    const graph = machine === handoffMachine ? graphOf(deadlineMs) : explore(machine, deadlineMs);
+  return DEADLINES.flatMap(({ expiresAt }) => {
+    const graph = machine === handoffMachine ? graphOf(expiresAt) : explore(machine, expiresAt);
     return [...graph.flatMap((v) => checkState(v.state)), ...edgesOf(graph).flatMap((e) => checkEdge(e))];
   });
 }
@@ -517,6 +574,26 @@ const MUTANTS: { name: string; machine: HandoffMachine; rules: Rule[] }[] = [
     rules: ['completed-needs-validation', 'completed-from-validating', 'table'],
   },
   {
+    name: 'the deadline is judged only by the timer (a late ACCEPT is validated)',
+    machine: handoffMachine.provide({ guards: { isPastDeadline: () => false } }),
+    rules: ['deadline', 'table'],
+  },
+  {
+    name: 'an event before the deadline expires the request',
+    machine: handoffMachine.provide({
+      guards: { isPastDeadline: ({ context }) => context.expiresAt !== undefined },
+    }),
+    rules: ['deadline', 'table'],
+  },
+  {
+    name: 'a late accept in correcting replays instead of expiring',
+    machine: mutate((root) => {
+      const on = live(root).correcting!.on!;
+      on.ACCEPT = (on.ACCEPT as unknown[]).slice(1);
+    }),
+    rules: ['deadline', 'table'],
+  },
+  {
     name: 'a terminal CANCEL overwrites the cancel reason',
     machine: mutate((root) => {
       root.states!.cancelled!.on!.CANCEL = { actions: 'recordCancel' };
@@ -527,8 +604,8 @@ const MUTANTS: { name: string; machine: HandoffMachine; rules: Rule[] }[] = [
 
 // ---------------------------------------------------------------------------------------------------------------------
 
-const reachable = (deadlineMs: number | undefined): Set<HandoffState> =>
-  new Set(graphOf(deadlineMs).map((v) => stateOf(v.state.value)));
+const reachable = (expiresAt: number | undefined): Set<HandoffState> =>
+  new Set(graphOf(expiresAt).map((v) => stateOf(v.state.value)));
 
 describe('handoff machine: reachable state space', () => {
   it('[S03-STATES] reaches exactly the six states of spec 03, and nothing else is defined', () => {
@@ -556,15 +633,15 @@ describe('handoff machine: reachable state space', () => {
       'prepared',
       'validating',
     ]);
-    expect([...reachable(1000)].sort()).toEqual([...HANDOFF_STATES].sort());
+    expect([...reachable(EXPIRES_AT)].sort()).toEqual([...HANDOFF_STATES].sort());
   });
 
   it('uses the budget of spec 03', () => {
     expect(VALIDATION_BUDGET).toBe(SPEC_BUDGET);
   });
 
-  it.each(DEADLINES)('[S03-MODEL-CHECK] every invariant holds on every state and edge, $name', ({ deadlineMs }) => {
-    const graph = graphOf(deadlineMs);
+  it.each(DEADLINES)('[S03-MODEL-CHECK] every invariant holds on every state and edge, $name', ({ expiresAt }) => {
+    const graph = graphOf(expiresAt);
     const edges = edgesOf(graph);
     // Every state was tried with every event of the alphabet.
     expect(edges.length).toBe(graph.length * ALPHABET.length);
@@ -605,9 +682,9 @@ describe('handoff machine: the transition table of spec 03', () => {
 });
 
 describe('handoff machine: paths', () => {
-  const paths = (deadlineMs: number | undefined) =>
+  const paths = (expiresAt: number | undefined) =>
     getShortestPaths(handoffMachine, {
-      input: { requestId: REQUEST_ID, deadlineMs },
+      input: { requestId: REQUEST_ID, expiresAt },
       events: ALPHABET,
       serializeState: serialize,
     });
@@ -630,7 +707,7 @@ describe('handoff machine: paths', () => {
   });
 
   it('[S03-MODEL-CHECK] every path into completed passes a VALIDATED in validating', () => {
-    for (const p of paths(1000).filter((x) => stateOf(x.state.value) === 'completed')) {
+    for (const p of paths(EXPIRES_AT).filter((x) => stateOf(x.state.value) === 'completed')) {
       const firstCompleted = p.steps.findIndex((s) => stateOf(s.state.value) === 'completed');
       const before = p.steps[firstCompleted - 1];
       expect(
@@ -648,9 +725,9 @@ describe('handoff machine: paths', () => {
   });
 
   it('[S03-MODEL-CHECK] with a deadline, every live state expires; without one, DEADLINE never moves the machine', () => {
-    const liveEdges = (deadlineMs: number | undefined) =>
-      edgesOf(graphOf(deadlineMs)).filter((e) => isLive(stateOf(e.from.value)) && e.event.type === 'DEADLINE');
-    const withDeadline = liveEdges(1000);
+    const liveEdges = (expiresAt: number | undefined) =>
+      edgesOf(graphOf(expiresAt)).filter((e) => isLive(stateOf(e.from.value)) && e.event.type === 'DEADLINE');
+    const withDeadline = liveEdges(EXPIRES_AT);
     expect(new Set(withDeadline.map((e) => stateOf(e.from.value)))).toEqual(new Set(LIVE_STATES));
     expect(new Set(withDeadline.map((e) => stateOf(e.to.value)))).toEqual(new Set(['expired']));
     const without = edgesOf(graphOf(undefined)).filter((e) => e.event.type === 'DEADLINE');
@@ -658,8 +735,32 @@ describe('handoff machine: paths', () => {
     expect(without.filter((e) => serialize(e.from) !== serialize(e.to)).map(edgeName)).toEqual([]);
   });
 
+  it('[S03-DEADLINE] an event that arrives at or after expiresAt finds every live state expired, whatever the timer did', () => {
+    const late = edgesOf(graphOf(EXPIRES_AT)).filter(
+      (e) =>
+        isLive(stateOf(e.from.value)) &&
+        isLate(e.from.context, e.event) &&
+        !(e.event.type === 'VALIDATED' && stateOf(e.from.value) !== 'validating'),
+    );
+    expect(new Set(late.map((e) => stateOf(e.from.value)))).toEqual(new Set(LIVE_STATES));
+    expect(new Set(late.map((e) => e.event.type))).toEqual(new Set(['ACCEPT', 'VALIDATED', 'CANCEL', 'CLOSE']));
+    for (const e of late) {
+      expect(stateOf(e.to.value), edgeName(e)).toBe('expired');
+      expect(e.to.context.validations, edgeName(e)).toBe(e.from.context.validations);
+    }
+    const answers = (type: HandoffEvent['type']) =>
+      new Set(late.filter((e) => e.event.type === type).map((e) => e.to.context.answer));
+    expect(answers('ACCEPT')).toEqual(new Set(['refused']));
+    expect(answers('CANCEL')).toEqual(new Set(['already_completed']));
+    // Without a deadline, the same arrival times never expire anything.
+    const none = edgesOf(graphOf(undefined)).filter((e) => stateOf(e.to.value) === 'expired');
+    expect(none).toEqual([]);
+  });
+
   it('[S03-MODEL-CHECK] CLOSE cancels every live state with reason session_closed', () => {
-    const close = allEdges().filter((e) => isLive(stateOf(e.from.value)) && e.event.type === 'CLOSE');
+    const close = allEdges().filter(
+      (e) => isLive(stateOf(e.from.value)) && e.event.type === 'CLOSE' && !isLate(e.from.context, e.event),
+    );
     expect(new Set(close.map((e) => stateOf(e.from.value)))).toEqual(new Set(LIVE_STATES));
     for (const e of close) {
       expect(stateOf(e.to.value)).toBe('cancelled');
@@ -669,7 +770,10 @@ describe('handoff machine: paths', () => {
 
   it('[S03-MODEL-CHECK] a replay in correcting costs no budget and a final state keeps its reply for every event', () => {
     const replays = allEdges().filter(
-      (e) => stateOf(e.from.value) === 'correcting' && sameBytes(e.from.context, e.event),
+      (e) =>
+        stateOf(e.from.value) === 'correcting' &&
+        sameBytes(e.from.context, e.event) &&
+        !isLate(e.from.context, e.event),
     );
     expect(replays.length).toBeGreaterThan(0);
     for (const e of replays) {
