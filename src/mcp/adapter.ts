@@ -74,6 +74,8 @@ export interface IntentMcpAdapter {
   connect(options: IntentMcpConnectOptions): IntentMcpSession;
   /** Closes every session this adapter created and refuses new ones. Never disposes an `Intent`. Idempotent. */
   close(): Promise<void>;
+  /** True once `close()` was called. */
+  readonly closed: boolean;
   /** Transition stream of every request of this adapter (no tokens, no candidate text). */
   inspect(listener: (t: HandoffTransition) => void): () => void;
   /** Live requests per session and terminal store usage. */
@@ -214,6 +216,10 @@ class Adapter implements IntentMcpAdapter {
   async close(): Promise<void> {
     this.#closed = true;
     for (const session of [...this.#sessions]) await session.close();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
   }
 
   inspect(listener: (t: HandoffTransition) => void): () => void {

@@ -12,6 +12,7 @@
 import { McpServer, ProtocolError, ProtocolErrorCode, Server, type ServerContext } from '@modelcontextprotocol/server';
 import { IntentError, toIntentError } from '../core/errors.js';
 import type { IntentMcpAdapter, IntentMcpSession, ProtocolVersion } from './adapter.js';
+import { handoffErrors } from '../engine/replies.js';
 import { errorEnvelope } from './envelopes.js';
 
 type StoredHandler = (request: unknown, ctx: ServerContext) => Promise<Record<string, unknown>>;
@@ -28,7 +29,12 @@ export interface MountIntentMcpToolsOptions {
 export interface IntentMcpMount {
   /** The tool names the mount added. */
   readonly toolNames: readonly string[];
-  /** Closes the adapter session of the current connection, if any. The server stays as it is. */
+  /**
+   * Closes the adapter session of the current connection, if any: its waiters get `SESSION_CLOSED`, and so does every
+   * later call of our tools on this connection (spec 06: "a call on a closed session"). The server stays as it is;
+   * the next connection (after the SDK's `onclose`) gets a new adapter session. This is how a server drains: close the
+   * mount (or the adapter), let the SDK write the replies, then close the transport.
+   */
   close(): Promise<void>;
 }
 
@@ -97,6 +103,8 @@ export async function mountIntentMcpTools(
     );
 
   let session: IntentMcpSession | undefined;
+  /** Set by `close()`: this connection's calls answer SESSION_CLOSED until the connection itself ends. */
+  let closedByOwner = false;
   const closeSession = async (): Promise<void> => {
     const current = session;
     session = undefined;
@@ -104,6 +112,7 @@ export async function mountIntentMcpTools(
   };
   const previousOnclose = low.onclose;
   low.onclose = () => {
+    closedByOwner = false;
     void closeSession();
     previousOnclose?.();
   };
@@ -128,6 +137,8 @@ export async function mountIntentMcpTools(
     // eras (the per-request envelope would only repeat it on 2026-07-28).
     // eslint-disable-next-line @typescript-eslint/no-deprecated
     const version = low.getNegotiatedProtocolVersion() ?? '';
+    if (closedByOwner || (session === undefined && adapter.closed))
+      return errorEnvelope(handoffErrors.sessionClosed(), version) as never;
     if (session === undefined) {
       try {
         session = adapter.connect({
@@ -143,5 +154,11 @@ export async function mountIntentMcpTools(
     return (result ?? errorEnvelope(toIntentError(new Error('tool vanished')), version)) as never;
   });
 
-  return { toolNames: adapter.tools.map((t) => t.name), close: closeSession };
+  return {
+    toolNames: adapter.tools.map((t) => t.name),
+    close: () => {
+      closedByOwner = true;
+      return closeSession();
+    },
+  };
 }

@@ -262,6 +262,45 @@ describe('listing and routing edge cases [SEED-MOUNT]', () => {
     expect(textOf(ours)).toContain('SESSION_CLOSED');
   });
 
+  it('[SEED-MOUNT] [SEED-CLOSE] after adapter.close() a connection that never called our tools gets SESSION_CLOSED too', async () => {
+    const adapter = hostAdapter();
+    const server = echoServer();
+    await mountIntentMcpTools(adapter, server);
+    const client = await connect(server);
+    await adapter.close();
+    const ours = await client.callTool({ name: 'intent_prepare', arguments: SEED_ARGS });
+    expect(ours.isError).toBe(true);
+    expect(JSON.parse(textOf(ours))).toMatchObject({ error: { code: 'SESSION_CLOSED', category: 'handoff' } });
+  });
+
+  it('[SEED-MOUNT] mount.close() answers waiters and every later call on that connection SESSION_CLOSED; a new connection starts afresh', async () => {
+    const adapter = hostAdapter();
+    const server = echoServer();
+    const mount = await mountIntentMcpTools(adapter, server);
+    const client = await connect(server);
+    const task = JSON.parse(textOf(await client.callTool({ name: 'intent_prepare', arguments: SEED_ARGS }))) as {
+      requestId: string;
+      submissionToken: string;
+    };
+    const waiting = client.callTool({
+      name: 'intent_accept',
+      arguments: { requestId: task.requestId, submissionToken: task.submissionToken, candidateText: SEED_CANDIDATE },
+    });
+    await mount.close();
+    const codeOf = (r: Awaited<typeof waiting>) => (JSON.parse(textOf(r)) as { error?: { code: string } }).error?.code;
+    expect(codeOf(await waiting)).toBe('SESSION_CLOSED');
+    expect(codeOf(await client.callTool({ name: 'intent_prepare', arguments: SEED_ARGS }))).toBe('SESSION_CLOSED');
+    expect(adapter.snapshot().sessions.flatMap((s) => s.live)).toEqual([]);
+    // The server's own tools are untouched, and after this connection ends the next one is served as usual.
+    expect(await client.callTool({ name: 'echo', arguments: { x: 'hi' } })).toEqual({
+      content: [{ type: 'text', text: 'echo:hi' }],
+    });
+    await client.close();
+    await server.close();
+    const again = await connect(server);
+    expect(await handoff(again)).toBe(SEED_RESULT_TEXT);
+  });
+
   it('[SEED-MOUNT] an McpServer without tools of its own lists only ours', async () => {
     const adapter = hostAdapter();
     const server = new McpServer({ name: 'bare', version: '1.0.0' });
@@ -383,6 +422,9 @@ describe('cancellation by the protocol [SEED-SIGNAL] [SEED-MOUNT]', () => {
       mode: real.mode,
       tools: real.tools,
       close: () => real.close(),
+      get closed() {
+        return real.closed;
+      },
       inspect: (listener) => real.inspect(listener),
       snapshot: () => real.snapshot(),
       connect(options) {
