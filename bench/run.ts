@@ -253,7 +253,9 @@ const creds = newCredentials();
 const store = new TerminalStore();
 const storedContext: HandoffContext = {
   requestId: 'r',
+  mode: 'host',
   expiresAt: undefined,
+  retain: true,
   validations: 1,
   candidate: { hash: candidateIdentity(CANDIDATE_TEXT).hash, text: CANDIDATE_TEXT },
   outcome: undefined,

@@ -3,28 +3,37 @@
  * the executor loop, the inspector, the diagram and the model-checking tests all read this one definition.
  *
  * Design notes (why it looks the way it does):
- * - The machine decides, the engine executes. Every event leaves in `context.answer` what it meant for its sender
- *   (validate, join, conflict, replay, ...), so the engine never re-derives a lifecycle rule from a status field.
+ * - The machine decides, the engine executes. Every event leaves in `context.answer` what it meant for its sender, and
+ *   every transition that ends a validation or the request (into `correcting` or a terminal state) emits `waiters`
+ *   with what the callers waiting on it get — and, when it is terminal, how the request ended. The engine
+ *   turns answers into replies through one table and never looks at a state name. The answers, by event:
+ *   - ACCEPT: `validate` (a validation starts), `join` (same bytes as the running one), `conflict`, `feedback` (the same
+ *     bad candidate again in `correcting`: its CANDIDATE_INVALID is replayed, free), `replay` (the stored terminal reply
+ *     of the same last candidate), `cancelled_earlier` (HANDOFF_CANCELLED with the reason), `expired`, and in executor
+ *     mode `rejected` (the executor repeated the candidate its one correction was for).
+ *   - CANCEL: `cancelled`, `already_cancelled`, `already_completed`.
+ *   - VALIDATED: `completed`, `invalid` (feedback, the correction is owed), `rejected` (budget spent), `failed` (the
+ *     validation itself crashed: a bug, ended with reason `internal_error`, never the host's `incomplete`), `expired`.
+ *   - DEADLINE: `expired`; CLOSE: `closed` (or `expired` when it arrives late).
+ * - Retention is decided here too: `context.retain` says whether the terminal reply goes to the store (not after a
+ *   session close, whose retained replies are dropped anyway; spec 04).
  * - `completed`, `cancelled` and `expired` are tagged `terminal` and absorb every event: ACCEPT and CANCEL get a
- *   targetless transition that records the answer (replay, conflict, refused, already_*); VALIDATED, DEADLINE and CLOSE
- *   have no handler there and change nothing. They are final in the sense of spec 03 (nothing leaves them), and the
- *   late answers come from the machine too. `answer` is only meaningful after ACCEPT and CANCEL. They are not XState `final` nodes because an XState final node ignores
- *   events; the engine moves a terminal request into the store and stops its actor.
- * - The validation is started by the `startValidation` entry action and abandoned by the `abandonValidation` exit
- *   action of `validating`; its outcome comes back as a `VALIDATED` event. Both actions are implemented by the engine
- *   (`machine.provide`). This is an abortable job rather than an invoked child actor because an invoked actor costs
- *   ~45 µs per request, more than the validation itself, and the happy path must not pay for it (issue 3, BENCHMARKS.md).
+ *   targetless transition that records the answer; VALIDATED, DEADLINE and CLOSE change nothing there. They are not
+ *   XState `final` nodes because an XState final node ignores events; the engine moves a terminal request into the
+ *   store, stops its actor, and answers later events with the pure `transition(machine, snapshot, event)`.
+ * - The validation is an abortable job, not an invoked child actor (an invoked actor costs ~45 µs per request, more
+ *   than the validation itself; BENCHMARKS.md): entering `validating` emits `validate` and leaving it emits `abandon`,
+ *   which is the one thing that stops a validation that has not reported back.
  * - The deadline is judged by the clock when an event arrives (spec 03, "Deadline"): every event a sender brings carries
- *   its arrival time `at`, and a live request whose `expiresAt` is at or before `at` takes the event to `expired` instead
- *   (an ACCEPT is refused with HANDOFF_EXPIRED, a CANCEL answers already_completed, a late VALIDATED or CLOSE expires
- *   the request), even when the timer has not run yet because the event loop was busy. So the same events at the same
+ *   its arrival time `at`, and a live request whose `expiresAt` is at or before `at` takes the event to `expired`
+ *   instead, even when the timer has not run yet because the event loop was busy. So the same events at the same
  *   times always get the same answers, however loaded the process is.
  * - The timer is the `DEADLINE` event, handled on `live` so moving between live children never changes it. The engine
  *   arms one timer, counted from prepare, for a request whose context has `expiresAt`, and none otherwise (never a huge
  *   delay). An XState `after` would schedule nothing without a deadline too, but it costs ~15 µs on every request even
  *   then (an internal raise and an extra macrostep), measured in BENCHMARKS.md.
  */
-import { assign, setup } from 'xstate';
+import { assign, emit, setup } from 'xstate';
 
 /** Validations per request: the first plus one correction (spec 03). */
 export const VALIDATION_BUDGET = 2;
@@ -40,26 +49,46 @@ export interface FeedbackIssue {
   readonly message: string;
 }
 
-/** What the validation produced: the result's JSON text, or the correctable problems of the candidate. */
+/**
+ * What the validation produced: the result's JSON text, the correctable problems of the candidate, or a crash of the
+ * validation itself (a bug: the request ends, every waiter learns it).
+ */
 export type ValidationOutcome =
-  { readonly ok: true; readonly text: string } | { readonly ok: false; readonly issues: readonly FeedbackIssue[] };
+  | { readonly ok: true; readonly text: string }
+  | { readonly ok: false; readonly issues: readonly FeedbackIssue[] }
+  | { readonly ok: false; readonly crashed: true };
 
-export type CancelReason = 'cancelled' | 'refusal' | 'incomplete' | 'aborted' | 'session_closed';
+/** Why a request was cancelled: the host's three reasons, a caller's abort, a session close, or a crashed validation. */
+export type CancelReason = 'cancelled' | 'refusal' | 'incomplete' | 'aborted' | 'session_closed' | 'internal_error';
 
-/** What the last event meant for whoever sent it. */
+/** Whether this request's model is the MCP client's (host) or the server's own executor (spec 03, "Executor mode"). */
+export type HandoffMode = 'host' | 'executor';
+
+/** What the last event meant for whoever sent it (see the header for the list per event). */
 export type HandoffAnswer =
   | 'none'
   | 'validate'
   | 'join'
   | 'conflict'
+  | 'feedback'
   | 'replay'
-  | 'refused'
+  | 'cancelled_earlier'
   | 'cancelled'
   | 'already_cancelled'
-  | 'already_completed';
+  | 'already_completed'
+  | 'completed'
+  | 'invalid'
+  | 'rejected'
+  | 'failed'
+  | 'expired'
+  | 'closed';
+
+/** What the callers waiting on a validation get when it ends, whichever way it ends. */
+export type WaiterAnswer = 'completed' | 'invalid' | 'rejected' | 'failed' | 'cancelled' | 'expired' | 'closed';
 
 export interface HandoffContext {
   readonly requestId: string;
+  readonly mode: HandoffMode;
   /** The deadline, in the engine clock's milliseconds (prepare time + timeout); `undefined` = no deadline. */
   readonly expiresAt: number | undefined;
   readonly validations: number;
@@ -68,11 +97,15 @@ export interface HandoffContext {
   /** The last validation's outcome. */
   readonly outcome: ValidationOutcome | undefined;
   readonly cancelReason: CancelReason | undefined;
+  /** Whether a terminal request's reply is kept for replay (spec 03, "Retention"). */
+  readonly retain: boolean;
   readonly answer: HandoffAnswer;
 }
 
 export interface HandoffInput {
   readonly requestId: string;
+  /** Default `'host'`. */
+  readonly mode?: HandoffMode | undefined;
   /** The deadline in the engine clock's milliseconds; absent = no deadline. */
   readonly expiresAt?: number | undefined;
 }
@@ -84,20 +117,27 @@ export interface HandoffInput {
 export type HandoffEvent =
   | { type: 'ACCEPT'; candidate: CandidateIdentity; at: number }
   | ({ type: 'VALIDATED'; at: number } & ValidationOutcome)
-  | { type: 'CANCEL'; reason: Exclude<CancelReason, 'session_closed'>; at: number }
+  | { type: 'CANCEL'; reason: 'cancelled' | 'refusal' | 'incomplete' | 'aborted'; at: number }
   | { type: 'DEADLINE' }
   | { type: 'CLOSE'; at: number };
+
+/** What the machine emits to the engine: start or abandon the validation job; answer the callers waiting on it. */
+export type HandoffEmitted = { type: 'validate' } | { type: 'abandon' } | { type: 'waiters'; answer: WaiterAnswer };
 
 export const HANDOFF_STATES = ['prepared', 'validating', 'correcting', 'completed', 'cancelled', 'expired'] as const;
 export type HandoffState = (typeof HANDOFF_STATES)[number];
 export const LIVE_STATES: readonly HandoffState[] = ['prepared', 'validating', 'correcting'];
 export const TERMINAL_STATES: readonly HandoffState[] = ['completed', 'cancelled', 'expired'];
 
+type AnswerParams = { answer: HandoffAnswer };
+type WaiterParams = { answer: WaiterAnswer };
+
 export const handoffMachine = setup({
   types: {
     context: {} as HandoffContext,
     events: {} as HandoffEvent,
     input: {} as HandoffInput,
+    emitted: {} as HandoffEmitted,
     tags: {} as 'live' | 'terminal',
   },
   guards: {
@@ -107,52 +147,60 @@ export const handoffMachine = setup({
       context.candidate.hash === event.candidate.hash &&
       context.candidate.text === event.candidate.text,
     isValid: ({ event }) => event.type === 'VALIDATED' && event.ok,
+    isCrash: ({ event }) => event.type === 'VALIDATED' && 'crashed' in event,
     hasBudget: ({ context }) => context.validations < VALIDATION_BUDGET,
     hasDeadline: ({ context }) => context.expiresAt !== undefined,
     /** The event arrived at or after the deadline: the request is expired whatever the timer has done so far. */
     isPastDeadline: ({ context, event }) =>
       context.expiresAt !== undefined && event.type !== 'DEADLINE' && event.at >= context.expiresAt,
+    /** Executor mode gets one correction: repeating the candidate it was for spends it (spec 03, "Executor mode"). */
+    isExecutorRepeat: ({ context, event }) =>
+      context.mode === 'executor' &&
+      event.type === 'ACCEPT' &&
+      context.candidate !== undefined &&
+      context.candidate.hash === event.candidate.hash &&
+      context.candidate.text === event.candidate.text,
   },
   actions: {
-    recordCandidate: assign({
+    answer: assign((_, params: AnswerParams) => ({ answer: params.answer })),
+    tellWaiters: emit((_, params: WaiterParams) => ({ type: 'waiters' as const, answer: params.answer })),
+    startValidation: emit({ type: 'validate' as const }),
+    abandonValidation: emit({ type: 'abandon' as const }),
+    takeCandidate: assign({
       candidate: ({ context, event }) => (event.type === 'ACCEPT' ? event.candidate : context.candidate),
       validations: ({ context }) => context.validations + 1,
       answer: 'validate',
     }),
-    recordOutcome: assign({
-      outcome: ({ context, event }): ValidationOutcome | undefined =>
-        event.type !== 'VALIDATED'
-          ? context.outcome
-          : event.ok
-            ? { ok: true, text: event.text }
-            : { ok: false, issues: event.issues },
-      answer: 'none',
+    keepOutcome: assign({
+      outcome: ({ context, event }): ValidationOutcome | undefined => {
+        if (event.type !== 'VALIDATED') return context.outcome;
+        if (event.ok) return { ok: true, text: event.text };
+        return 'crashed' in event ? { ok: false, crashed: true } : { ok: false, issues: event.issues };
+      },
     }),
-    recordCancel: assign({
-      cancelReason: ({ event }): CancelReason => (event.type === 'CANCEL' ? event.reason : 'session_closed'),
-      answer: ({ event }): HandoffAnswer => (event.type === 'CANCEL' ? 'cancelled' : 'none'),
+    /** A repeated candidate in executor mode counts as the spent correction. */
+    spendCorrection: assign({ validations: VALIDATION_BUDGET }),
+    keepCancelReason: assign({
+      cancelReason: ({ event }): CancelReason => {
+        if (event.type === 'CANCEL') return event.reason;
+        return event.type === 'CLOSE' ? 'session_closed' : 'internal_error';
+      },
     }),
-    recordExpiry: assign({ answer: 'none' as const }),
-    answerJoin: assign({ answer: 'join' }),
-    answerConflict: assign({ answer: 'conflict' }),
-    answerReplay: assign({ answer: 'replay' }),
-    answerRefused: assign({ answer: 'refused' }),
-    answerAlreadyCancelled: assign({ answer: 'already_cancelled' }),
-    answerAlreadyCompleted: assign({ answer: 'already_completed' }),
-    // Implemented by the engine through `provide`; the definitions here are the no-op defaults used by the model checks.
-    startValidation: () => undefined,
-    abandonValidation: () => undefined,
+    /** A session close drops the session's retained replies (spec 04): nothing of it is kept. */
+    forget: assign({ retain: false }),
   },
 }).createMachine({
   id: 'handoff',
   initial: 'live',
   context: ({ input }) => ({
     requestId: input.requestId,
+    mode: input.mode ?? 'host',
     expiresAt: input.expiresAt,
     validations: 0,
     candidate: undefined,
     outcome: undefined,
     cancelReason: undefined,
+    retain: true,
     answer: 'none',
   }),
   states: {
@@ -160,14 +208,51 @@ export const handoffMachine = setup({
       id: 'live',
       initial: 'prepared',
       on: {
-        DEADLINE: { guard: 'hasDeadline', target: '#expired', actions: 'recordExpiry' },
+        DEADLINE: {
+          guard: 'hasDeadline',
+          target: '#expired',
+          actions: [
+            { type: 'answer', params: { answer: 'expired' } },
+            { type: 'tellWaiters', params: { answer: 'expired' } },
+          ],
+        },
         CANCEL: [
-          { guard: 'isPastDeadline', target: '#expired', actions: 'answerAlreadyCompleted' },
-          { target: '#cancelled', actions: 'recordCancel' },
+          {
+            guard: 'isPastDeadline',
+            target: '#expired',
+            actions: [
+              { type: 'answer', params: { answer: 'already_completed' } },
+              { type: 'tellWaiters', params: { answer: 'expired' } },
+            ],
+          },
+          {
+            target: '#cancelled',
+            actions: [
+              'keepCancelReason',
+              { type: 'answer', params: { answer: 'cancelled' } },
+              { type: 'tellWaiters', params: { answer: 'cancelled' } },
+            ],
+          },
         ],
         CLOSE: [
-          { guard: 'isPastDeadline', target: '#expired', actions: 'recordExpiry' },
-          { target: '#cancelled', actions: 'recordCancel' },
+          {
+            guard: 'isPastDeadline',
+            target: '#expired',
+            actions: [
+              'forget',
+              { type: 'answer', params: { answer: 'expired' } },
+              { type: 'tellWaiters', params: { answer: 'expired' } },
+            ],
+          },
+          {
+            target: '#cancelled',
+            actions: [
+              'keepCancelReason',
+              'forget',
+              { type: 'answer', params: { answer: 'closed' } },
+              { type: 'tellWaiters', params: { answer: 'closed' } },
+            ],
+          },
         ],
       },
       states: {
@@ -176,8 +261,15 @@ export const handoffMachine = setup({
           tags: ['live'],
           on: {
             ACCEPT: [
-              { guard: 'isPastDeadline', target: '#expired', actions: 'answerRefused' },
-              { target: 'validating', actions: 'recordCandidate' },
+              {
+                guard: 'isPastDeadline',
+                target: '#expired',
+                actions: [
+                  { type: 'answer', params: { answer: 'expired' } },
+                  { type: 'tellWaiters', params: { answer: 'expired' } },
+                ],
+              },
+              { target: 'validating', actions: 'takeCandidate' },
             ],
           },
         },
@@ -188,15 +280,62 @@ export const handoffMachine = setup({
           exit: 'abandonValidation',
           on: {
             ACCEPT: [
-              { guard: 'isPastDeadline', target: '#expired', actions: 'answerRefused' },
-              { guard: 'isSameCandidate', actions: 'answerJoin' },
-              { actions: 'answerConflict' },
+              {
+                guard: 'isPastDeadline',
+                target: '#expired',
+                actions: [
+                  { type: 'answer', params: { answer: 'expired' } },
+                  { type: 'tellWaiters', params: { answer: 'expired' } },
+                ],
+              },
+              { guard: 'isSameCandidate', actions: { type: 'answer', params: { answer: 'join' } } },
+              { actions: { type: 'answer', params: { answer: 'conflict' } } },
             ],
             VALIDATED: [
-              { guard: 'isPastDeadline', target: '#expired', actions: 'recordExpiry' },
-              { guard: 'isValid', target: '#completed', actions: 'recordOutcome' },
-              { guard: 'hasBudget', target: 'correcting', actions: 'recordOutcome' },
-              { target: '#completed', actions: 'recordOutcome' },
+              {
+                guard: 'isPastDeadline',
+                target: '#expired',
+                actions: [
+                  { type: 'answer', params: { answer: 'expired' } },
+                  { type: 'tellWaiters', params: { answer: 'expired' } },
+                ],
+              },
+              {
+                guard: 'isCrash',
+                target: '#cancelled',
+                actions: [
+                  'keepOutcome',
+                  'keepCancelReason',
+                  { type: 'answer', params: { answer: 'failed' } },
+                  { type: 'tellWaiters', params: { answer: 'failed' } },
+                ],
+              },
+              {
+                guard: 'isValid',
+                target: '#completed',
+                actions: [
+                  'keepOutcome',
+                  { type: 'answer', params: { answer: 'completed' } },
+                  { type: 'tellWaiters', params: { answer: 'completed' } },
+                ],
+              },
+              {
+                guard: 'hasBudget',
+                target: 'correcting',
+                actions: [
+                  'keepOutcome',
+                  { type: 'answer', params: { answer: 'invalid' } },
+                  { type: 'tellWaiters', params: { answer: 'invalid' } },
+                ],
+              },
+              {
+                target: '#completed',
+                actions: [
+                  'keepOutcome',
+                  { type: 'answer', params: { answer: 'rejected' } },
+                  { type: 'tellWaiters', params: { answer: 'rejected' } },
+                ],
+              },
             ],
           },
         },
@@ -205,9 +344,25 @@ export const handoffMachine = setup({
           tags: ['live'],
           on: {
             ACCEPT: [
-              { guard: 'isPastDeadline', target: '#expired', actions: 'answerRefused' },
-              { guard: 'isSameCandidate', actions: 'answerReplay' },
-              { target: 'validating', actions: 'recordCandidate' },
+              {
+                guard: 'isPastDeadline',
+                target: '#expired',
+                actions: [
+                  { type: 'answer', params: { answer: 'expired' } },
+                  { type: 'tellWaiters', params: { answer: 'expired' } },
+                ],
+              },
+              {
+                guard: 'isExecutorRepeat',
+                target: '#completed',
+                actions: [
+                  'spendCorrection',
+                  { type: 'answer', params: { answer: 'rejected' } },
+                  { type: 'tellWaiters', params: { answer: 'rejected' } },
+                ],
+              },
+              { guard: 'isSameCandidate', actions: { type: 'answer', params: { answer: 'feedback' } } },
+              { target: 'validating', actions: 'takeCandidate' },
             ],
           },
         },
@@ -217,24 +372,27 @@ export const handoffMachine = setup({
       id: 'completed',
       tags: ['terminal'],
       on: {
-        ACCEPT: [{ guard: 'isSameCandidate', actions: 'answerReplay' }, { actions: 'answerConflict' }],
-        CANCEL: { actions: 'answerAlreadyCompleted' },
+        ACCEPT: [
+          { guard: 'isSameCandidate', actions: { type: 'answer', params: { answer: 'replay' } } },
+          { actions: { type: 'answer', params: { answer: 'conflict' } } },
+        ],
+        CANCEL: { actions: { type: 'answer', params: { answer: 'already_completed' } } },
       },
     },
     cancelled: {
       id: 'cancelled',
       tags: ['terminal'],
       on: {
-        ACCEPT: { actions: 'answerRefused' },
-        CANCEL: { actions: 'answerAlreadyCancelled' },
+        ACCEPT: { actions: { type: 'answer', params: { answer: 'cancelled_earlier' } } },
+        CANCEL: { actions: { type: 'answer', params: { answer: 'already_cancelled' } } },
       },
     },
     expired: {
       id: 'expired',
       tags: ['terminal'],
       on: {
-        ACCEPT: { actions: 'answerRefused' },
-        CANCEL: { actions: 'answerAlreadyCompleted' },
+        ACCEPT: { actions: { type: 'answer', params: { answer: 'expired' } } },
+        CANCEL: { actions: { type: 'answer', params: { answer: 'already_completed' } } },
       },
     },
   },
@@ -242,7 +400,7 @@ export const handoffMachine = setup({
 
 export type HandoffMachine = typeof handoffMachine;
 
-/** The lifecycle state name of a snapshot value (`{ live: 'prepared' }` → `prepared`). */
+/** The lifecycle state name of a snapshot value (`{ live: 'prepared' }` → `prepared`), for inspection and diagrams. */
 export function stateOf(value: unknown): HandoffState {
   if (typeof value === 'string') return value as HandoffState;
   const live = (value as { live?: unknown }).live;

@@ -234,6 +234,10 @@ export const requirements: Requirement[] = [
     text: 'The deadline is judged by the clock when an event arrives, not only by the timer: a late accept or cancel finds the request expired.',
   },
   {
+    id: 'S03-VALIDATION-CRASH',
+    text: 'A validation that crashes ends the request with its own answer and reason (internal_error), never a host reason.',
+  },
+  {
     id: 'S03-PREPARE-ATOMIC',
     text: 'A request is registered only once its HostTask is fully built and serialised; a failed prepare leaves nothing live.',
   },

@@ -1,10 +1,12 @@
 /**
  * The host-handoff engine (spec 03): prepare / accept / cancel over one XState actor per prepared request, a per-session
- * registry of live requests, and the terminal store. Every lifecycle decision is the machine's (`machines/handoff.ts`);
- * the engine sends events, reads `context.answer` and the state, and turns them into replies.
+ * registry of live requests, and the terminal store. Every lifecycle decision is the machine's (`machines/handoff.ts`):
+ * the engine sends events stamped with their arrival time, turns the machine's answers into replies through one table
+ * (`#reply`), runs the validation job the machine starts and abandons, and moves a request the machine tagged
+ * `terminal` into the store when the machine says to retain it. It never looks at a state name.
  */
 import { randomUUID } from 'node:crypto';
-import { createActor, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
+import { createActor, transition, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
 import { z } from 'zod';
 import { IntentError, toIntentError } from '../core/errors.js';
 import type { InstanceModel } from '../core/instance.js';
@@ -15,11 +17,13 @@ import { validateCandidate } from '../core/validate.js';
 import {
   handoffMachine,
   stateOf,
-  type CancelReason,
+  type HandoffAnswer,
+  type HandoffEmitted,
   type HandoffEvent,
   type HandoffMachine,
   type HandoffState,
   type ValidationOutcome,
+  type WaiterAnswer,
 } from '../../machines/handoff.js';
 import { systemClock, type HandoffClock } from './clock.js';
 import { candidateIdentity, newCredentials, shortHash, tokenMatches } from './identity.js';
@@ -67,7 +71,11 @@ export interface AcceptOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** One transition of one request, as the inspection stream reports it. No token, no candidate text. */
+/**
+ * One step of one request, as the inspection stream reports it, in the domain's words: `event` is `prepare`, one of the
+ * machine's five events (`ACCEPT`, `VALIDATED`, `CANCEL`, `DEADLINE`, `CLOSE`), or `evict` (the store dropped the
+ * retained reply); `answer` is what the machine answered the event's sender. No token, no candidate text.
+ */
 export interface HandoffTransition {
   at: string;
   sessionId: string;
@@ -76,6 +84,7 @@ export interface HandoffTransition {
   from: HandoffState | null;
   event: string;
   to: HandoffState;
+  answer: HandoffAnswer;
   validations: number;
 }
 
@@ -129,6 +138,18 @@ function deferred<T>(): Deferred<T> {
   return { promise, resolve };
 }
 
+/**
+ * The one validation a live request runs at a time. The machine starts it (`validate`) and stops it (`abandon`, on
+ * leaving `validating`); `reply` is the one object every caller waiting on it gets.
+ */
+interface ValidationRun {
+  readonly controller: AbortController;
+  readonly reply: Deferred<HandoffReply>;
+  /** The normalised result of a valid candidate, kept between the validation and the machine's answer. */
+  result: IntentResult | undefined;
+}
+
+/** A live request: its actor and what the engine needs to serve it. Nothing here repeats the machine's state. */
 interface LiveRecord {
   readonly requestId: string;
   readonly session: EngineSession;
@@ -137,19 +158,16 @@ interface LiveRecord {
   readonly tokenHash: Buffer;
   readonly preparedAt: number;
   readonly expiresAt: number | undefined;
-  actor: HandoffActor;
+  readonly actor: HandoffActor;
   timer: unknown;
-  /** The running validation; `aborted` is set when `validating` is left before it ran. */
-  job: { aborted: boolean } | undefined;
-  /** The reply every caller waiting on the current validation gets: one object for all joiners. */
-  pending: Deferred<HandoffReply> | undefined;
-  /** The `CANDIDATE_INVALID` reply of the last validation, replayed in `correcting`. */
-  feedbackReply: HandoffReply | undefined;
-  settled: Deferred<HandoffState>;
+  run: ValidationRun | undefined;
+  /** Told the machine's answer to the waiters when the request ends, whichever way (the executor loop listens). */
+  readonly onEnded: ((answer: WaiterAnswer) => void) | undefined;
+  /** What the machine emitted during the event being processed (handled once the event is done). */
+  emitted: HandoffEmitted[];
 }
 
 const DEFAULT_MAX_PENDING = 64;
-
 const count = (max: number) => z.number().int().min(1).max(max);
 
 /** Checked at construction, like lru-cache does: a 0, NaN or fraction never silently removes a bound. */
@@ -194,8 +212,7 @@ export class HandoffEngine {
   readonly store: TerminalStore;
   readonly maxPendingPerSession: number;
   readonly retain: boolean;
-  readonly machine: HandoffMachine;
-  readonly #live = new Map<string, LiveRecord>();
+  readonly machine: HandoffMachine = handoffMachine;
   readonly #sessions = new Set<EngineSession>();
   readonly #listeners = new Set<(t: HandoffTransition) => void>();
   #closed = false;
@@ -203,20 +220,14 @@ export class HandoffEngine {
   constructor(options: HandoffEngineOptions = {}) {
     checkEngineOptions(options);
     this.clock = options.clock ?? systemClock;
-    this.store = new TerminalStore(options.store);
-    this.maxPendingPerSession = options.maxPendingPerSession ?? DEFAULT_MAX_PENDING;
-    this.retain = options.retain ?? true;
-    this.machine = handoffMachine.provide({
-      actions: {
-        startValidation: ({ context }) => {
-          this.#startValidation(context.requestId);
-        },
-        abandonValidation: ({ context }) => {
-          const record = this.#live.get(context.requestId);
-          if (record?.job !== undefined) record.job.aborted = true;
-        },
+    this.store = new TerminalStore({
+      ...options.store,
+      onEvict: (record) => {
+        this.#announce(record, 'evict', record.state, record.state, 'none', record.context.validations);
       },
     });
+    this.maxPendingPerSession = options.maxPendingPerSession ?? DEFAULT_MAX_PENDING;
+    this.retain = options.retain ?? true;
   }
 
   /** Opens an independent session: its own live requests, its own pending cap, its own retained replies. */
@@ -280,7 +291,7 @@ export class HandoffEngine {
   }
 
   // -------------------------------------------------------------------------------------------------------------------
-  // internals used by EngineSession
+  // What EngineSession calls
 
   /** @internal */
   forgetSession(session: EngineSession): void {
@@ -298,6 +309,7 @@ export class HandoffEngine {
     instance: HandoffInstance,
     request: unknown,
     options: PrepareOptions,
+    executor?: { onEnded: (answer: WaiterAnswer) => void },
   ): { record: LiveRecord; task: HostTask; text: string } {
     if (instance.disposed) throw handoffErrors.disposed(instance.name);
     if (session.size >= this.maxPendingPerSession) throw handoffErrors.capacity(this.maxPendingPerSession);
@@ -318,20 +330,22 @@ export class HandoffEngine {
       expiresAt,
       actor: this.#createActor(
         { requestId, sessionId: session.id, instance: instance.name },
-        { input: { requestId, expiresAt } },
+        { input: { requestId, expiresAt, mode: executor === undefined ? 'host' : 'executor' } },
       ),
       timer: undefined,
-      job: undefined,
-      pending: undefined,
-      feedbackReply: undefined,
-      settled: deferred<HandoffState>(),
+      run: undefined,
+      onEnded: executor?.onEnded,
+      emitted: [],
     };
-    this.#live.set(requestId, record);
+    record.actor.on('*', (emitted) => {
+      record.emitted.push(emitted);
+    });
     session.add(record);
     record.actor.start();
     if (deadlineMs !== undefined)
       record.timer = this.clock.setTimeout(() => {
-        this.#deadline(record);
+        record.timer = undefined;
+        if (session.get(requestId) === record) this.#send(record, { type: 'DEADLINE' });
       }, deadlineMs);
     return { record, task, text };
   }
@@ -351,67 +365,42 @@ export class HandoffEngine {
       const limit = live.instance.model.limits.maxCandidateBytes;
       const identity = candidateIdentity(candidateText);
       if (identity.bytes > limit) return errorReply(handoffErrors.candidateTooLarge(requestId, limit));
+      const run = live.run;
       const snap = this.#send(live, {
         type: 'ACCEPT',
         candidate: { hash: identity.hash, text: identity.text },
         at: this.clock.now(),
       });
-      switch (snap.context.answer) {
-        case 'validate':
-        case 'join':
-          // `pending` was created by the `startValidation` entry action (validate) or by the first caller (join).
-          return live.pending === undefined
-            ? internalReply(requestId)
-            : waitFor(live.pending.promise, options.signal, requestId);
-        case 'replay':
-          return live.feedbackReply ?? internalReply(requestId);
-        case 'conflict':
-          return errorReply(handoffErrors.conflict(requestId));
-        case 'refused':
-          // The accept arrived after the deadline: the machine expired the request on it.
-          return errorReply(this.#refusal(requestId, stateOf(snap.value), snap.context.cancelReason));
-        default:
-          return internalReply(requestId);
-      }
+      const answer = snap.context.answer;
+      // The caller waits on the validation it started or joined: one reply object for all of them.
+      const waitOn = answer === 'validate' ? live.run : answer === 'join' ? run : undefined;
+      if (waitOn !== undefined) return waitFor(waitOn.reply.promise, options.signal, requestId);
+      return this.#reply(requestId, answer, snap.context, undefined);
     }
     const stored = this.store.get(requestId, session.id);
     if (stored === undefined || !tokenMatches(token, stored.tokenHash))
       return errorReply(handoffErrors.notFound(requestId));
     const identity = candidateIdentity(candidateText);
-    const answer = this.#ask(stored, {
+    const next = this.#ask(stored, {
       type: 'ACCEPT',
       candidate: { hash: identity.hash, text: identity.text },
       at: this.clock.now(),
     });
-    switch (answer) {
-      case 'replay':
-        return stored.reply === undefined
-          ? internalReply(requestId)
-          : replyFromText(stored.reply.isError, stored.reply.text);
-      case 'conflict':
-        return errorReply(handoffErrors.conflict(requestId));
-      case 'refused':
-        return errorReply(this.#refusal(requestId, stored.state, stored.context.cancelReason));
-      default:
-        return internalReply(requestId);
-    }
+    return next.context.answer === 'replay' && stored.reply !== undefined
+      ? replyFromText(stored.reply.isError, stored.reply.text)
+      : this.#reply(requestId, next.context.answer, next.context, undefined);
   }
 
   /** @internal */
   cancel(session: EngineSession, requestId: string, reason: HostCancelReason | 'aborted'): HostCancelReply {
     const live = session.get(requestId);
-    if (live !== undefined) {
-      const snap = this.#send(live, { type: 'CANCEL', reason, at: this.clock.now() });
-      const answer = snap.context.answer;
-      if (answer === 'cancelled') return { requestId, status: 'cancelled' };
-      if (answer === 'already_completed' || answer === 'already_cancelled') return { requestId, status: answer };
-      throw toIntentError(new Error(`unexpected answer ${snap.context.answer}`), requestId);
-    }
-    const stored = this.store.get(requestId, session.id);
-    if (stored === undefined) throw handoffErrors.notFound(requestId);
-    const answer = this.#ask(stored, { type: 'CANCEL', reason, at: this.clock.now() });
-    if (answer === 'already_cancelled' || answer === 'already_completed') return { requestId, status: answer };
-    throw toIntentError(new Error(`unexpected answer ${answer}`), requestId);
+    const answer =
+      live !== undefined
+        ? this.#send(live, { type: 'CANCEL', reason, at: this.clock.now() }).context.answer
+        : this.#askStored(session, requestId, { type: 'CANCEL', reason, at: this.clock.now() });
+    if (answer === 'cancelled' || answer === 'already_cancelled' || answer === 'already_completed')
+      return { requestId, status: answer };
+    throw toIntentError(new Error(`unexpected answer ${answer} to CANCEL`), requestId);
   }
 
   /** @internal */
@@ -421,155 +410,216 @@ export class HandoffEngine {
 
   // -------------------------------------------------------------------------------------------------------------------
 
+  #askStored(session: EngineSession, requestId: string, event: HandoffEvent): HandoffAnswer {
+    const stored = this.store.get(requestId, session.id);
+    if (stored === undefined) throw handoffErrors.notFound(requestId);
+    return this.#ask(stored, event).context.answer;
+  }
+
+  /**
+   * The reply for an answer of the machine, for the event's sender or for the waiters of a validation. The one place
+   * where answers become replies; `result` is the normalised result behind a `completed` validation.
+   */
+  #reply(
+    requestId: string,
+    answer: HandoffAnswer,
+    context: HandoffSnapshot['context'],
+    result: IntentResult | undefined,
+  ): HandoffReply {
+    const outcome = context.outcome;
+    const issues = outcome !== undefined && !outcome.ok && 'issues' in outcome ? outcome.issues : [];
+    switch (answer) {
+      case 'completed':
+        return result !== undefined && outcome?.ok === true
+          ? successReply(result, outcome.text)
+          : internalReply(requestId);
+      case 'invalid':
+      case 'feedback':
+        return errorReply(handoffErrors.candidateInvalid(requestId, issues));
+      case 'rejected':
+        return errorReply(handoffErrors.candidateRejected(requestId, issues));
+      case 'conflict':
+        return errorReply(handoffErrors.conflict(requestId));
+      case 'expired':
+        return errorReply(handoffErrors.expired(requestId));
+      case 'cancelled':
+      case 'cancelled_earlier':
+        return errorReply(handoffErrors.cancelled(requestId, context.cancelReason ?? 'cancelled'));
+      case 'closed':
+        return errorReply(handoffErrors.sessionClosed(requestId));
+      case 'failed':
+        return errorReply(handoffErrors.validationFailed(requestId));
+      default:
+        return internalReply(requestId);
+    }
+  }
+
   #createActor(who: { requestId: string; sessionId: string; instance: string }, options: object): HandoffActor {
     if (this.#listeners.size === 0) return createActor(this.machine, options as never);
     let from: HandoffState | null = null;
-    const seed = (options as { snapshot?: HandoffSnapshot }).snapshot;
-    if (seed !== undefined) from = stateOf(seed.value);
     const inspect = (ev: InspectionEvent): void => {
       if (ev.type !== '@xstate.snapshot') return;
+      // XState's own events (init, stop) are not the domain's: the first snapshot is the prepare, stopping is silent.
+      const type = ev.event.type;
+      if (type.startsWith('xstate.') && type !== 'xstate.init') return;
       const snap = ev.snapshot as HandoffSnapshot;
       const to = stateOf(snap.value);
-      const transition: HandoffTransition = {
-        at: new Date(this.clock.now()).toISOString(),
-        sessionId: who.sessionId,
-        requestId: who.requestId,
-        instance: who.instance,
+      this.#announce(
+        who,
+        type === 'xstate.init' ? 'prepare' : type,
         from,
-        event: ev.event.type,
         to,
-        validations: snap.context.validations,
-      };
+        snap.context.answer,
+        snap.context.validations,
+      );
       from = to;
-      for (const listener of this.#listeners) {
-        try {
-          listener(transition);
-        } catch {
-          // A listener's failure must never disturb a request.
-        }
-      }
     };
     return createActor(this.machine, { ...options, inspect } as never);
   }
 
-  /** Sends an event to a live request and settles it if the event made it terminal. */
+  #announce(
+    who: { requestId: string; sessionId: string; instance: string },
+    event: string,
+    from: HandoffState | null,
+    to: HandoffState,
+    answer: HandoffAnswer,
+    validations: number,
+  ): void {
+    if (this.#listeners.size === 0) return;
+    const transition: HandoffTransition = {
+      at: new Date(this.clock.now()).toISOString(),
+      sessionId: who.sessionId,
+      requestId: who.requestId,
+      instance: who.instance,
+      from,
+      event,
+      to,
+      answer,
+      validations,
+    };
+    for (const listener of this.#listeners) {
+      try {
+        listener(transition);
+      } catch {
+        // A listener's failure must never disturb a request.
+      }
+    }
+  }
+
+  /**
+   * Sends an event to a live request, then carries out what the machine emitted (start or abandon the validation,
+   * answer its waiters) and, when the machine tagged the request terminal, retires it.
+   */
   #send(record: LiveRecord, event: HandoffEvent): HandoffSnapshot {
     record.actor.send(event);
     const snap = record.actor.getSnapshot();
-    const state = stateOf(snap.value);
-    if (snap.hasTag('terminal')) this.#settle(record, state, snap);
+    const emitted = record.emitted;
+    record.emitted = [];
+    let told: { answer: WaiterAnswer; reply: HandoffReply } | undefined;
+    for (const e of emitted) told = this.#carryOut(record, e, snap) ?? told;
+    if (snap.hasTag('terminal')) this.#retire(record, snap, told);
     return snap;
   }
 
-  /** Answers an event for a retained request through the machine itself: revive, send, read the answer, stop. */
-  #ask(stored: TerminalRecord, event: HandoffEvent): string {
+  /** Carries out one thing the machine emitted; for `waiters`, returns the reply they got. */
+  #carryOut(
+    record: LiveRecord,
+    emitted: HandoffEmitted,
+    snap: HandoffSnapshot,
+  ): { answer: WaiterAnswer; reply: HandoffReply } | undefined {
+    switch (emitted.type) {
+      case 'validate':
+        this.#startValidation(record);
+        return undefined;
+      case 'abandon':
+        record.run?.controller.abort();
+        return undefined;
+      case 'waiters': {
+        const run = record.run;
+        record.run = undefined;
+        const reply = this.#reply(record.requestId, emitted.answer, snap.context, run?.result);
+        run?.reply.resolve(reply);
+        return { answer: emitted.answer, reply };
+      }
+    }
+  }
+
+  /** Answers an event for a retained request through the machine itself, as a pure transition of its snapshot. */
+  #ask(stored: TerminalRecord, event: HandoffEvent): HandoffSnapshot {
     const snapshot = this.machine.resolveState({ value: stored.state, context: stored.context });
-    const actor = this.#createActor(
-      { requestId: stored.requestId, sessionId: stored.sessionId, instance: stored.instance },
-      { snapshot, input: { requestId: stored.requestId } },
+    const [next] = transition(this.machine, snapshot, event);
+    this.#announce(
+      stored,
+      event.type,
+      stored.state,
+      stateOf(next.value),
+      next.context.answer,
+      next.context.validations,
     );
-    actor.start();
-    actor.send(event);
-    const answer = actor.getSnapshot().context.answer;
-    actor.stop();
-    return answer;
+    return next;
   }
 
-  #refusal(requestId: string, state: HandoffState, reason: CancelReason | undefined): IntentError {
-    return state === 'expired'
-      ? handoffErrors.expired(requestId)
-      : handoffErrors.cancelled(requestId, reason ?? 'cancelled');
-  }
-
-  #startValidation(requestId: string): void {
-    const record = this.#live.get(requestId);
-    if (record === undefined) return;
-    const job = { aborted: false };
-    record.job = job;
-    record.pending = deferred<HandoffReply>();
+  #startValidation(record: LiveRecord): void {
+    const run: ValidationRun = {
+      controller: new AbortController(),
+      reply: deferred<HandoffReply>(),
+      result: undefined,
+    };
+    record.run = run;
     // Deferred to a later turn of the event loop so that identical concurrent submissions join this validation and a
-    // cancel, a deadline or a session close can still overtake it.
+    // cancel, a deadline or a session close can still overtake it (the machine then abandons it).
     setImmediate(() => {
-      if (!job.aborted) this.#runValidation(record);
+      if (!run.controller.signal.aborted) this.#runValidation(record, run);
     });
   }
 
-  #runValidation(record: LiveRecord): void {
-    const pending = record.pending;
+  #runValidation(record: LiveRecord, run: ValidationRun): void {
     const candidate = record.actor.getSnapshot().context.candidate;
-    if (pending === undefined || candidate === undefined) return;
     let outcome: ValidationOutcome;
-    let result: IntentResult | undefined;
     try {
+      if (candidate === undefined) throw new Error('validating without a candidate');
       const check = validateCandidate(record.prepared, candidate.text);
       if (check.ok) {
-        result = normalizeCandidate(record.prepared, check.candidate);
-        outcome = { ok: true, text: JSON.stringify(result) };
+        run.result = normalizeCandidate(record.prepared, check.candidate);
+        outcome = { ok: true, text: JSON.stringify(run.result) };
       } else outcome = { ok: false, issues: check.issues };
-    } catch (error) {
-      // A bug in validation: every waiter learns it, and the request ends rather than hanging in `validating`.
-      pending.resolve(errorReply(toIntentError(error, record.requestId)));
-      this.#send(record, { type: 'CANCEL', reason: 'incomplete', at: this.clock.now() });
-      return;
+    } catch {
+      // A bug in validation: the machine ends the request with its own answer, and every waiter learns it.
+      outcome = { ok: false, crashed: true };
     }
-    const snap = this.#send(record, { type: 'VALIDATED', ...outcome, at: this.clock.now() });
-    const state = stateOf(snap.value);
-    let reply: HandoffReply;
-    if (outcome.ok && result !== undefined) reply = successReply(result, outcome.text);
-    else if (!outcome.ok && state === 'correcting') {
-      reply = errorReply(handoffErrors.candidateInvalid(record.requestId, outcome.issues));
-      record.feedbackReply = reply;
-    } else if (!outcome.ok) reply = errorReply(handoffErrors.candidateRejected(record.requestId, outcome.issues));
-    else reply = internalReply(record.requestId);
-    record.pending = undefined;
-    pending.resolve(reply);
-    if (state === 'completed') this.#retain(record, snap, reply);
+    this.#send(record, { type: 'VALIDATED', ...outcome, at: this.clock.now() });
   }
 
-  #deadline(record: LiveRecord): void {
-    record.timer = undefined;
-    if (this.#live.get(record.requestId) === record) this.#send(record, { type: 'DEADLINE' });
-  }
-
-  /** A request became terminal: wake its waiters, stop its actor, drop it from the live registry. */
-  #settle(record: LiveRecord, state: HandoffState, snap: HandoffSnapshot): void {
-    if (this.#live.get(record.requestId) !== record) return;
-    this.#live.delete(record.requestId);
+  /** The machine tagged the request terminal: stop its actor, drop it from its session, retain it if the machine says so. */
+  #retire(
+    record: LiveRecord,
+    snap: HandoffSnapshot,
+    told: { answer: WaiterAnswer; reply: HandoffReply } | undefined,
+  ): void {
+    if (record.session.get(record.requestId) !== record) return;
     record.session.remove(record);
     if (record.timer !== undefined) this.clock.clearTimeout(record.timer);
     record.timer = undefined;
-    const pending = record.pending;
-    record.pending = undefined;
-    if (pending !== undefined && state !== 'completed') {
-      const reason = snap.context.cancelReason;
-      pending.resolve(
-        errorReply(
-          reason === 'session_closed'
-            ? handoffErrors.sessionClosed(record.requestId)
-            : this.#refusal(record.requestId, state, reason),
-        ),
-      );
-    }
     record.actor.stop();
-    if (state !== 'completed' && snap.context.cancelReason !== 'session_closed') this.#retain(record, snap, undefined);
-    record.settled.resolve(state);
-  }
-
-  #retain(record: LiveRecord, snap: HandoffSnapshot, reply: HandoffReply | undefined): void {
-    if (!this.retain || record.session.closed) return;
-    // The outcome's text is the reply itself; keep it once.
-    const context = { ...snap.context, outcome: undefined, answer: 'none' as const };
-    this.store.put({
-      requestId: record.requestId,
-      sessionId: record.session.id,
-      instance: record.instance.name,
-      tokenHash: record.tokenHash,
-      state: stateOf(snap.value),
-      context,
-      reply: reply === undefined ? undefined : { isError: reply.isError, text: reply.text },
-      bytes: recordBytes(context, reply?.text),
-      finishedAt: this.clock.now(),
-    });
+    // Every transition into a terminal state tells the waiters how the request ended (machines/handoff.ts).
+    record.onEnded?.(told?.answer ?? 'failed');
+    if (this.retain && snap.context.retain) {
+      // The terminal reply, byte for byte, is what a replay of the last candidate gets (spec 03, "Retention").
+      const reply = told?.reply;
+      // The outcome's text is the reply itself; keep it once.
+      const context = { ...snap.context, outcome: undefined, answer: 'none' as const };
+      this.store.put({
+        requestId: record.requestId,
+        sessionId: record.session.id,
+        instance: record.instance.name,
+        tokenHash: record.tokenHash,
+        state: stateOf(snap.value),
+        context,
+        reply: reply === undefined ? undefined : { isError: reply.isError, text: reply.text },
+        bytes: recordBytes(context, reply?.text),
+        finishedAt: this.clock.now(),
+      });
+    }
   }
 }
 
@@ -656,17 +706,19 @@ export class EngineSession {
   }
 
   /**
-   * Prepares a request for the executor loop: the task plus a promise of the terminal state it eventually reaches.
+   * Prepares an executor-mode request for the executor loop (spec 03, "Executor mode"). `onEnded` is told, at once, the
+   * machine's answer to the waiters when the request ends, so the loop can stop its executor when a deadline, an abort
+   * or a session close ends the request first.
    * @internal
    */
-  prepareTracked(
+  prepareForExecutor(
     instance: HandoffInstance,
     request: unknown,
-    options: PrepareOptions = {},
-  ): { task: HostTask; settled: Promise<HandoffState>; prepared: PreparedRequest } {
+    options: PrepareOptions,
+    onEnded: (answer: WaiterAnswer) => void,
+  ): HostTask {
     if (this.#closed) throw handoffErrors.sessionClosed();
-    const { record, task } = this.#engine.prepare(this, instance, request, options);
-    return { task, settled: record.settled.promise, prepared: record.prepared };
+    return this.#engine.prepare(this, instance, request, options, { onEnded }).task;
   }
 
   /** Submits a candidate. Never throws: every outcome is a reply. */

@@ -6,7 +6,8 @@
 import { IntentError, toIntentError, withRequestId, type FeedbackItem } from '../core/errors.js';
 import type { IntentExecutor } from '../core/executor.js';
 import type { RequestCaps } from '../core/request.js';
-import type { CandidateFeedback, ModelTask } from '../core/schemas.js';
+import type { CandidateFeedback, HostTask, ModelTask } from '../core/schemas.js';
+import type { WaiterAnswer } from '../../machines/handoff.js';
 import type { EngineSession, HandoffInstance } from './engine.js';
 import { errorReply, handoffErrors, type HandoffReply } from './replies.js';
 
@@ -16,8 +17,6 @@ export interface RecognizeOptions {
   /** Deadline in ms from prepare; overrides the instance's `timeoutMs`. Passing it gives `TIMEOUT`. */
   timeoutMs?: number | undefined;
 }
-
-type Ending = 'aborted' | 'expired' | 'closed';
 
 /** HTTP statuses and network error codes after which the same call may well succeed. */
 const TRANSIENT_CODES = new Set([
@@ -59,6 +58,40 @@ export function executorFailure(error: unknown, requestId?: string): IntentError
   );
 }
 
+/**
+ * How executor mode presents the machine's answers (spec 06): a request that passed its deadline is `TIMEOUT`, one the
+ * caller's signal cancelled is `ABORTED`; every other reply is the machine's own.
+ */
+function present(reply: HandoffReply, requestId: string, deadlineMs: number | undefined): HandoffReply {
+  if (!reply.isError) return reply;
+  const { code } = reply.error;
+  if (code === 'HANDOFF_EXPIRED') return errorReply(timeoutError(requestId, deadlineMs));
+  if (code === 'HANDOFF_CANCELLED' && reply.error.details?.['reason'] === 'aborted')
+    return errorReply(handoffErrors.aborted(requestId));
+  return reply;
+}
+
+function timeoutError(requestId: string, deadlineMs: number | undefined): IntentError {
+  return new IntentError(
+    'TIMEOUT',
+    `The recognition passed its deadline of ${deadlineMs ?? 0} ms; retry, or allow more time with timeoutMs.`,
+    { requestId },
+  );
+}
+
+/** The reply for a request that ended while the executor was still writing its candidate. */
+function endedReply(answer: WaiterAnswer, requestId: string, deadlineMs: number | undefined): HandoffReply {
+  switch (answer) {
+    case 'expired':
+      return errorReply(timeoutError(requestId, deadlineMs));
+    case 'closed':
+      return errorReply(handoffErrors.sessionClosed(requestId));
+    default:
+      // Only the caller's signal cancels an executor-mode request while its executor runs.
+      return errorReply(handoffErrors.aborted(requestId));
+  }
+}
+
 /** Runs one recognition through `session` with `executor`. Never throws: every outcome is a reply. */
 export async function recognize(
   session: EngineSession,
@@ -70,13 +103,20 @@ export async function recognize(
 ): Promise<HandoffReply> {
   const { signal } = options;
   if (signal?.aborted === true) return errorReply(handoffErrors.aborted());
-  let tracked: ReturnType<EngineSession['prepareTracked']>;
+  // How the request ended, as the machine told its waiters; set only once it has ended.
+  let endedWith: WaiterAnswer | undefined;
+  /** The signal of the executor call in progress, if one is. */
+  let asking: AbortController | undefined;
+  const onEnded = (answer: WaiterAnswer): void => {
+    endedWith = answer;
+    asking?.abort();
+  };
+  let hostTask: HostTask;
   try {
-    tracked = session.prepareTracked(instance, request, { timeoutMs: options.timeoutMs, caps });
+    hostTask = session.prepareForExecutor(instance, request, { timeoutMs: options.timeoutMs, caps }, onEnded);
   } catch (error) {
     return errorReply(toIntentError(error));
   }
-  const { task: hostTask, settled } = tracked;
   const { requestId, submissionToken } = hostTask;
   const task: ModelTask = {
     instructions: hostTask.instructions,
@@ -85,14 +125,7 @@ export async function recognize(
   };
   const deadlineMs = options.timeoutMs ?? instance.model.timeoutMs;
 
-  let ending: Ending | undefined;
-  let controller: AbortController | undefined;
-  const abortExecutor = (): void => {
-    controller?.abort();
-  };
   const onAbort = (): void => {
-    ending ??= 'aborted';
-    abortExecutor();
     try {
       session.cancel(requestId, 'aborted');
     } catch {
@@ -100,25 +133,11 @@ export async function recognize(
     }
   };
   signal?.addEventListener('abort', onAbort, { once: true });
-  void settled.then((state) => {
-    if (state === 'expired') ending ??= 'expired';
-    else if (state === 'cancelled') ending ??= 'closed';
-    if (state !== 'completed') abortExecutor();
-  });
 
-  const endingError = (why: Ending): IntentError =>
-    why === 'aborted'
-      ? handoffErrors.aborted(requestId)
-      : why === 'expired'
-        ? new IntentError(
-            'TIMEOUT',
-            `The recognition passed its deadline of ${deadlineMs ?? 0} ms; retry, or allow more time with timeoutMs.`,
-            { requestId },
-          )
-        : handoffErrors.sessionClosed(requestId);
-
-  const ask = async (feedback: CandidateFeedback | undefined): Promise<string> => {
-    controller = new AbortController();
+  /** The executor's candidate, or `undefined` when the request ended while it was writing. */
+  const ask = async (feedback: CandidateFeedback | undefined): Promise<string | undefined> => {
+    const controller = new AbortController();
+    asking = controller;
     let text: unknown;
     try {
       text = await executor(
@@ -126,49 +145,37 @@ export async function recognize(
         feedback === undefined ? { signal: controller.signal } : { signal: controller.signal, feedback },
       );
     } catch (error) {
-      if (ending !== undefined) throw endingError(ending);
+      asking = undefined;
+      if (endedWith !== undefined) return undefined;
       const failure = executorFailure(error, requestId);
       cancelQuietly(session, requestId);
       throw failure;
     }
-    if (ending !== undefined) throw endingError(ending);
+    asking = undefined;
+    if (endedWith !== undefined) return undefined;
     if (typeof text !== 'string') {
       cancelQuietly(session, requestId);
       throw new IntentError(
         'EXECUTOR_FAILED',
         'The executor resolved with something other than the candidate text; it must resolve with a string.',
-        {
-          requestId,
-          retryable: false,
-        },
+        { requestId, retryable: false },
       );
     }
     return text;
   };
 
-  const finish = (reply: HandoffReply): HandoffReply => {
-    if (!reply.isError) return reply;
-    const { code } = reply.error;
-    if (code === 'HANDOFF_EXPIRED') return errorReply(endingError('expired'));
-    if (code === 'HANDOFF_CANCELLED') return errorReply(endingError(ending ?? 'aborted'));
-    return reply;
-  };
-
   try {
     const first = await ask(undefined);
+    if (first === undefined) return endedReply(endedWith ?? 'cancelled', requestId, deadlineMs);
     let reply = await session.accept(requestId, submissionToken, first);
     if (reply.isError && reply.error.code === 'CANDIDATE_INVALID') {
       const issues = (reply.error.details?.['issues'] ?? []) as FeedbackItem[];
       const second = await ask({ candidateText: first, issues });
+      if (second === undefined) return endedReply(endedWith ?? 'cancelled', requestId, deadlineMs);
+      // A repeat of the first candidate is answered CANDIDATE_REJECTED by the machine: it was the one correction.
       reply = await session.accept(requestId, submissionToken, second);
-      if (reply.isError && reply.error.code === 'CANDIDATE_INVALID') {
-        // The executor sent the same candidate again: the machine replays its feedback without spending the budget
-        // (spec 03), but the executor has had its one correction. End the request rather than leave it in correcting.
-        cancelQuietly(session, requestId);
-        return errorReply(handoffErrors.candidateRejected(requestId, issues));
-      }
     }
-    return finish(reply);
+    return present(reply, requestId, deadlineMs);
   } catch (error) {
     return errorReply(toIntentError(error, requestId));
   } finally {
@@ -178,6 +185,7 @@ export async function recognize(
 
 function cancelQuietly(session: EngineSession, requestId: string): void {
   try {
+    // The executor could not produce a candidate: the request ends unfinished, which is what `incomplete` means.
     session.cancel(requestId, 'incomplete');
   } catch {
     // Already terminal.

@@ -88,6 +88,12 @@ export const handoffErrors = {
       `The candidateText is larger than ${limit} bytes; send a shorter candidate that follows the outputSchema.`,
       { requestId, details: { issues: [{ path: '/candidateText', message: `At most ${limit} UTF-8 bytes.` }] } },
     ),
+  validationFailed: (requestId: string) =>
+    new IntentError(
+      'INTERNAL',
+      'Validating the candidate failed inside the server (a bug, please report it); this request has ended, call intent_prepare again.',
+      { requestId, details: { reason: 'internal_error' } },
+    ),
   aborted: (requestId?: string) =>
     new IntentError('ABORTED', 'The call was aborted by its caller.', requestId === undefined ? {} : { requestId }),
   disposed: (name: string) =>

@@ -30,6 +30,8 @@ export interface TerminalStoreOptions {
   maxItems?: number;
   /** Defaults to 8 MiB (spec 03); lower only in tests. */
   maxBytes?: number;
+  /** Called when the LRU bound drops a record to make room (not for a session's records dropped on close). */
+  onEvict?: (record: TerminalRecord) => void;
 }
 
 export interface TerminalStoreUsage {
@@ -55,10 +57,18 @@ export class TerminalStore {
   constructor(options: TerminalStoreOptions = {}) {
     this.maxItems = options.maxItems ?? STORE_MAX_ITEMS;
     this.maxBytes = options.maxBytes ?? STORE_MAX_BYTES;
+    const onEvict = options.onEvict;
     this.#cache = new LRUCache<string, TerminalRecord>({
       max: this.maxItems,
       maxSize: this.maxBytes,
       sizeCalculation: (record) => record.bytes,
+      ...(onEvict === undefined
+        ? {}
+        : {
+            dispose: (record: TerminalRecord, _key: string, reason: LRUCache.DisposeReason) => {
+              if (reason === 'evict') onEvict(record);
+            },
+          }),
     });
   }
 

@@ -11,6 +11,7 @@ import {
   SEED_REQUEST,
   SEED_RESULT_TEXT,
   T0,
+  countParsesOf,
   expectError,
   expectResult,
   flush,
@@ -92,8 +93,8 @@ describe('the correction budget [SEED-BUDGET]', () => {
     const live = () => engine.snapshot().sessions.find((s) => s.id === session.id)?.live[0];
     expect(live()).toMatchObject({ requestId, state: 'correcting', validations: 1 });
 
+    // The machine answers `feedback`: the same CANDIDATE_INVALID, byte for byte, rebuilt from the kept outcome.
     const resubmitted = await session.accept(requestId, submissionToken, INVALID_CANDIDATE);
-    expect(resubmitted).toBe(invalid);
     expect(resubmitted.text).toBe(invalid.text);
     await flush();
     expect(validated()).toBe(1);
@@ -167,13 +168,17 @@ describe('cancel', () => {
       const session = engine.openSession();
       const { requestId, submissionToken } = session.prepare(instance, SEED_REQUEST);
 
+      const parses = countParsesOf(SEED_CANDIDATE);
       const waiting = session.accept(requestId, submissionToken, SEED_CANDIDATE);
       expect(engine.snapshot().sessions[0]?.live[0]?.state).toBe('validating');
       expect(session.cancel(requestId, reason)).toEqual({ requestId, status: 'cancelled' });
       const waiter = expectError(await waiting, 'HANDOFF_CANCELLED', requestId);
       expect(waiter.details).toEqual({ reason });
       await flush();
+      parses.restore();
       expect(validated()).toBe(0);
+      // The machine abandoned the validation on leaving validating: the validator never even parsed the candidate.
+      expect(parses.count()).toBe(0);
 
       const later = expectError(
         await session.accept(requestId, submissionToken, SEED_CANDIDATE),
@@ -433,6 +438,53 @@ describe('the deadline [SEED-DEADLINE]', () => {
   });
 });
 
+describe('a validation that crashes [S03-VALIDATION-CRASH]', () => {
+  it('ends the request with its own answer: every waiter gets INTERNAL, later calls HANDOFF_CANCELLED (internal_error)', async () => {
+    const { engine, instance } = harness();
+    const transitions: HandoffTransition[] = [];
+    engine.inspect((t) => transitions.push(t));
+    const session = engine.openSession();
+    const { requestId, submissionToken } = session.prepare(instance, SEED_REQUEST);
+    const stringify = JSON.stringify.bind(JSON);
+    // A bug inside validation: serialising the result throws.
+    const spy = vi
+      .spyOn(JSON, 'stringify')
+      .mockImplementation((value: unknown, replacer?: unknown, space?: unknown) => {
+        if ((value as { schemaVersion?: unknown } | null)?.schemaVersion !== undefined && 'turn' in (value as object))
+          throw new RangeError('Maximum call stack size exceeded');
+        return stringify(value, replacer as undefined, space as undefined);
+      });
+    let first: HandoffReply;
+    let joined: HandoffReply;
+    try {
+      const a = session.accept(requestId, submissionToken, SEED_CANDIDATE);
+      const b = session.accept(requestId, submissionToken, SEED_CANDIDATE);
+      [first, joined] = await Promise.all([a, b]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(joined).toBe(first);
+    const error = expectError(first, 'INTERNAL', requestId);
+    expect(error.message).not.toContain('Maximum call stack');
+    expect(transitions.at(-1)).toMatchObject({
+      event: 'VALIDATED',
+      from: 'validating',
+      to: 'cancelled',
+      answer: 'failed',
+    });
+
+    // The reason is the machine's own, never the host's "incomplete"; the same answer replays, nothing is live.
+    expect(session.size).toBe(0);
+    const later = expectError(
+      await session.accept(requestId, submissionToken, SEED_CANDIDATE),
+      'HANDOFF_CANCELLED',
+      requestId,
+    );
+    expect(later.details).toEqual({ reason: 'internal_error' });
+    expect(session.cancel(requestId)).toEqual({ requestId, status: 'already_cancelled' });
+  });
+});
+
 describe('session close [S03-SESSION-CLOSE]', () => {
   it('cancels live requests, wakes waiters with SESSION_CLOSED, refuses later calls and drops retained replies [S03-SESSION-CLOSE]', async () => {
     const { engine, instance, validated } = harness();
@@ -656,17 +708,11 @@ describe('inspection [S03-INSPECT]', () => {
     const doneReply = await session.accept(done.requestId, done.submissionToken, valid);
     expectResult(doneReply);
     const base = { sessionId: session.id, requestId: done.requestId, instance: 'main' };
+    const at = new Date(T0).toISOString();
     expect(transitions.slice(0, 3)).toEqual([
-      { ...base, at: new Date(T0).toISOString(), from: null, event: 'xstate.init', to: 'prepared', validations: 0 },
-      { ...base, at: new Date(T0).toISOString(), from: 'prepared', event: 'ACCEPT', to: 'validating', validations: 1 },
-      {
-        ...base,
-        at: new Date(T0).toISOString(),
-        from: 'validating',
-        event: 'VALIDATED',
-        to: 'completed',
-        validations: 1,
-      },
+      { ...base, at, from: null, event: 'prepare', to: 'prepared', answer: 'none', validations: 0 },
+      { ...base, at, from: 'prepared', event: 'ACCEPT', to: 'validating', answer: 'validate', validations: 1 },
+      { ...base, at, from: 'validating', event: 'VALIDATED', to: 'completed', answer: 'completed', validations: 1 },
     ]);
 
     clock.increment(1000);
@@ -680,6 +726,7 @@ describe('inspection [S03-INSPECT]', () => {
       from: 'validating',
       event: 'VALIDATED',
       to: 'correcting',
+      answer: 'invalid',
       validations: 1,
     });
 
@@ -710,6 +757,21 @@ describe('inspection [S03-INSPECT]', () => {
     expectResult(await waiting);
     await session.accept(done.requestId, done.submissionToken, valid);
     session.cancel(idle.requestId, 'refusal');
+    // The inspection speaks the domain: a replay answered from the store is one ACCEPT step, and XState's own event
+    // names (init, stop) never show.
+    expect(transitions.filter((t) => t.requestId === done.requestId).slice(3)).toEqual([
+      {
+        ...base,
+        at: expect.any(String) as unknown,
+        from: 'completed',
+        event: 'ACCEPT',
+        to: 'completed',
+        answer: 'replay',
+        validations: 1,
+      },
+    ]);
+    expect(transitions.filter((t) => t.event.startsWith('xstate'))).toEqual([]);
+    expect(new Set(transitions.map((t) => t.event))).toEqual(new Set(['prepare', 'ACCEPT', 'VALIDATED', 'CANCEL']));
 
     const outputs = [JSON.stringify(transitions), JSON.stringify(snapshot), JSON.stringify(engine.snapshot())];
     for (const out of outputs) {

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { SimulatedClock } from 'xstate';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { IntentError, type IntentErrorCode } from '../../src/core/errors.js';
 import { HandoffEngine, type HandoffEngineOptions, type HandoffInstance } from '../../src/engine/engine.js';
 import type { HandoffReply } from '../../src/engine/replies.js';
@@ -126,4 +126,23 @@ export function thrown(fn: () => unknown, code: IntentErrorCode): IntentError {
   const error = caught as IntentError;
   expect(error.code).toBe(code);
   return error;
+}
+
+/**
+ * Counts how often the validator parses `text` (every validation starts with `JSON.parse` of the candidate): the way to
+ * see that an abandoned validation really never ran, since a stopped actor would swallow its VALIDATED silently.
+ */
+export function countParsesOf(text: string): { count: () => number; restore: () => void } {
+  const parse = JSON.parse.bind(JSON);
+  let count = 0;
+  const spy = vi.spyOn(JSON, 'parse').mockImplementation((source: string, reviver?: unknown) => {
+    if (source === text) count += 1;
+    return parse(source, reviver as undefined) as unknown;
+  });
+  return {
+    count: () => count,
+    restore: () => {
+      spy.mockRestore();
+    },
+  };
 }

@@ -5,7 +5,7 @@
  * shows that the same check catches each kind of mistake.
  */
 import { describe, expect, it } from 'vitest';
-import { createMachine, type SnapshotFrom } from 'xstate';
+import { createMachine, transition, type SnapshotFrom } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, type AdjacencyValue } from 'xstate/graph';
 import {
   HANDOFF_STATES,
@@ -18,6 +18,7 @@ import {
   type HandoffContext,
   type HandoffEvent,
   type HandoffMachine,
+  type HandoffMode,
   type HandoffState,
 } from '../../machines/handoff.js';
 
@@ -50,6 +51,7 @@ const SENT: readonly ((at: number) => HandoffEvent)[] = [
   (at) => ({ type: 'ACCEPT', candidate: A_COLLIDING, at }),
   (at) => ({ type: 'VALIDATED', ok: true, text: RESULT_TEXT, at }),
   (at) => ({ type: 'VALIDATED', ok: false, issues: [{ path: '/intents/0/text', message: 'expected a string' }], at }),
+  (at) => ({ type: 'VALIDATED', ok: false, crashed: true, at }),
   (at) => ({ type: 'CANCEL', reason: 'cancelled', at }),
   (at) => ({ type: 'CANCEL', reason: 'refusal', at }),
   (at) => ({ type: 'CANCEL', reason: 'incomplete', at }),
@@ -62,26 +64,31 @@ const ALPHABET: readonly HandoffEvent[] = [
   { type: 'DEADLINE' },
 ];
 
-const DEADLINES = [
-  { name: 'without a deadline', expiresAt: undefined },
-  { name: 'with a deadline', expiresAt: EXPIRES_AT },
-] as const;
+/** The explorations: with and without a deadline, in host mode and in executor mode (spec 03, "Executor mode"). */
+const SETTINGS: readonly { name: string; expiresAt: number | undefined; mode: HandoffMode }[] = [
+  { name: 'host mode without a deadline', expiresAt: undefined, mode: 'host' },
+  { name: 'host mode with a deadline', expiresAt: EXPIRES_AT, mode: 'host' },
+  { name: 'executor mode without a deadline', expiresAt: undefined, mode: 'executor' },
+  { name: 'executor mode with a deadline', expiresAt: EXPIRES_AT, mode: 'executor' },
+];
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Exploration
 
 const serialize = (s: Snapshot): string => JSON.stringify({ value: s.value, context: s.context });
 
-function explore(machine: HandoffMachine, expiresAt: number | undefined): Graph {
-  const map = getAdjacencyMap(machine, {
-    input: { requestId: REQUEST_ID, expiresAt },
+function explore(machine: HandoffMachine, expiresAt: number | undefined, mode: HandoffMode = 'host'): Graph {
+  // xstate/graph's typing knows no machine with emitted events; it explores the same logic.
+  const adjacency = getAdjacencyMap as unknown as (logic: HandoffMachine, options: object) => Record<string, Vertex>;
+  const map = adjacency(machine, {
+    input: { requestId: REQUEST_ID, expiresAt, mode },
     events: ALPHABET,
     serializeState: serialize,
     // A broken machine may spend budget without end; stop exploring past the first state that already breaks it.
-    stopWhen: (s) => s.context.validations > SPEC_BUDGET,
+    stopWhen: (s: Snapshot) => s.context.validations > SPEC_BUDGET,
     limit: 20_000,
   });
-  return Object.values(map) as Vertex[];
+  return Object.values(map);
 }
 
 interface Edge {
@@ -100,18 +107,19 @@ function edgesOf(graph: Graph): Edge[] {
   );
 }
 
-const cache = new Map<number | undefined, Graph>();
-function graphOf(expiresAt: number | undefined): Graph {
-  let g = cache.get(expiresAt);
+const cache = new Map<string, Graph>();
+function graphOf(expiresAt: number | undefined, mode: HandoffMode = 'host'): Graph {
+  const key = `${expiresAt ?? '-'}/${mode}`;
+  let g = cache.get(key);
   if (g === undefined) {
-    g = explore(handoffMachine, expiresAt);
-    cache.set(expiresAt, g);
+    g = explore(handoffMachine, expiresAt, mode);
+    cache.set(key, g);
   }
   return g;
 }
 let edgeCache: Edge[] | undefined;
-const allEdges = (): Edge[] => (edgeCache ??= DEADLINES.flatMap((d) => edgesOf(graphOf(d.expiresAt))));
-const allStates = (): Snapshot[] => DEADLINES.flatMap((d) => graphOf(d.expiresAt).map((v) => v.state));
+const allEdges = (): Edge[] => (edgeCache ??= SETTINGS.flatMap((d) => edgesOf(graphOf(d.expiresAt, d.mode))));
+const allStates = (): Snapshot[] => SETTINGS.flatMap((d) => graphOf(d.expiresAt, d.mode).map((v) => v.state));
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Naming, for readable violations
@@ -130,7 +138,7 @@ function eventName(e: HandoffEvent): string {
     case 'ACCEPT':
       return `ACCEPT(${candidateName(e.candidate)})${when}`;
     case 'VALIDATED':
-      return (e.ok ? 'VALIDATED(valid)' : 'VALIDATED(invalid)') + when;
+      return (e.ok ? 'VALIDATED(valid)' : 'crashed' in e ? 'VALIDATED(crashed)' : 'VALIDATED(invalid)') + when;
     case 'CANCEL':
       return `CANCEL(${e.reason})${when}`;
     default:
@@ -140,10 +148,11 @@ function eventName(e: HandoffEvent): string {
 
 function snapshotName(s: Snapshot): string {
   const c = s.context;
-  const outcome = c.outcome === undefined ? '-' : c.outcome.ok ? 'ok' : 'invalid';
+  const outcome = c.outcome === undefined ? '-' : c.outcome.ok ? 'ok' : 'crashed' in c.outcome ? 'crashed' : 'invalid';
   return (
     `${JSON.stringify(s.value)}(v=${c.validations}, cand=${candidateName(c.candidate)}, outcome=${outcome}, ` +
-    `reason=${c.cancelReason ?? '-'}, answer=${c.answer}, expiresAt=${c.expiresAt ?? '-'})`
+    `reason=${c.cancelReason ?? '-'}, answer=${c.answer}, retain=${String(c.retain)}, expiresAt=${c.expiresAt ?? '-'}, ` +
+    `${c.mode})`
   );
 }
 
@@ -172,15 +181,19 @@ const is = (type: HandoffEvent['type']) => (_: HandoffContext, e: HandoffEvent) 
 const isLate = (c: HandoffContext, e: HandoffEvent): boolean =>
   c.expiresAt !== undefined && e.type !== 'DEADLINE' && e.at >= c.expiresAt;
 const onTime = (type: HandoffEvent['type']) => (c: HandoffContext, e: HandoffEvent) => e.type === type && !isLate(c, e);
-const outcomeOf = (e: HandoffEvent): HandoffContext['outcome'] =>
-  e.type === 'VALIDATED' ? (e.ok ? { ok: true, text: e.text } : { ok: false, issues: e.issues }) : undefined;
+const outcomeOf = (e: HandoffEvent): HandoffContext['outcome'] => {
+  if (e.type !== 'VALIDATED') return undefined;
+  if (e.ok) return { ok: true, text: e.text };
+  return 'crashed' in e ? { ok: false, crashed: true } : { ok: false, issues: e.issues };
+};
+const crashed = (e: HandoffEvent): boolean => e.type === 'VALIDATED' && 'crashed' in e;
 
 const ROWS: readonly Row[] = [
   {
     label: 'any live | ACCEPT at or after expiresAt → expired; HANDOFF_EXPIRED (judged by the clock, not the timer)',
     states: LIVE_STATES,
     applies: (c, e) => e.type === 'ACCEPT' && isLate(c, e),
-    expect: () => ({ state: 'expired', set: { answer: 'refused' } }),
+    expect: () => ({ state: 'expired', set: { answer: 'expired' } }),
   },
   {
     label: 'any live | CANCEL at or after expiresAt → expired; already_completed',
@@ -192,13 +205,13 @@ const ROWS: readonly Row[] = [
     label: 'validating | a validation that ends at or after expiresAt is abandoned → expired',
     states: ['validating'],
     applies: (c, e) => e.type === 'VALIDATED' && isLate(c, e),
-    expect: () => ({ state: 'expired', set: { answer: 'none' } }),
+    expect: () => ({ state: 'expired', set: { answer: 'expired' } }),
   },
   {
-    label: 'any live | session closes at or after expiresAt → expired',
+    label: 'any live | session closes at or after expiresAt → expired; nothing of the session is retained',
     states: LIVE_STATES,
     applies: (c, e) => e.type === 'CLOSE' && isLate(c, e),
-    expect: () => ({ state: 'expired', set: { answer: 'none' } }),
+    expect: () => ({ state: 'expired', set: { answer: 'expired', retain: false } }),
   },
   {
     label: 'prepared | ACCEPT(X) → validating(X), validations = 1',
@@ -225,25 +238,41 @@ const ROWS: readonly Row[] = [
     label: 'validating | valid → completed with the IntentResult',
     states: ['validating'],
     applies: (c, e) => e.type === 'VALIDATED' && e.ok && !isLate(c, e),
-    expect: (_, e) => ({ state: 'completed', set: { outcome: outcomeOf(e), answer: 'none' } }),
+    expect: (_, e) => ({ state: 'completed', set: { outcome: outcomeOf(e), answer: 'completed' } }),
+  },
+  {
+    label: 'validating | the validation itself crashed → cancelled (reason internal_error, never the host’s); INTERNAL',
+    states: ['validating'],
+    applies: (c, e) => crashed(e) && !isLate(c, e),
+    expect: (_, e) => ({
+      state: 'cancelled',
+      set: { outcome: outcomeOf(e), cancelReason: 'internal_error', answer: 'failed' },
+    }),
   },
   {
     label: 'validating | correctable error, validations < budget → correcting (CANDIDATE_INVALID, remaining 1)',
     states: ['validating'],
-    applies: (c, e) => e.type === 'VALIDATED' && !e.ok && c.validations < SPEC_BUDGET && !isLate(c, e),
-    expect: (_, e) => ({ state: 'correcting', set: { outcome: outcomeOf(e), answer: 'none' } }),
+    applies: (c, e) => e.type === 'VALIDATED' && !e.ok && !crashed(e) && c.validations < SPEC_BUDGET && !isLate(c, e),
+    expect: (_, e) => ({ state: 'correcting', set: { outcome: outcomeOf(e), answer: 'invalid' } }),
   },
   {
     label: 'validating | correctable error, budget spent → completed with terminal CANDIDATE_REJECTED',
     states: ['validating'],
-    applies: (c, e) => e.type === 'VALIDATED' && !e.ok && c.validations >= SPEC_BUDGET && !isLate(c, e),
-    expect: (_, e) => ({ state: 'completed', set: { outcome: outcomeOf(e), answer: 'none' } }),
+    applies: (c, e) => e.type === 'VALIDATED' && !e.ok && !crashed(e) && c.validations >= SPEC_BUDGET && !isLate(c, e),
+    expect: (_, e) => ({ state: 'completed', set: { outcome: outcomeOf(e), answer: 'rejected' } }),
   },
   {
     label: 'correcting(A) | ACCEPT(A) → replays CANDIDATE_INVALID; costs no budget',
     states: ['correcting'],
-    applies: (c, e) => sameBytes(c, e) && !isLate(c, e),
-    expect: () => ({ state: 'correcting', set: { answer: 'replay' } }),
+    applies: (c, e) => sameBytes(c, e) && !isLate(c, e) && c.mode === 'host',
+    expect: () => ({ state: 'correcting', set: { answer: 'feedback' } }),
+  },
+  {
+    label:
+      'executor mode: correcting(A) | ACCEPT(A) → completed with CANDIDATE_REJECTED (the executor spent its correction)',
+    states: ['correcting'],
+    applies: (c, e) => sameBytes(c, e) && !isLate(c, e) && c.mode === 'executor',
+    expect: () => ({ state: 'completed', set: { validations: SPEC_BUDGET, answer: 'rejected' } }),
   },
   {
     label: 'correcting(A) | ACCEPT(B≠A) → validating(B), validations = 2',
@@ -267,13 +296,13 @@ const ROWS: readonly Row[] = [
     label: 'any live | deadline passes (explicit deadline) → expired',
     states: LIVE_STATES,
     applies: (c, e) => e.type === 'DEADLINE' && c.expiresAt !== undefined,
-    expect: () => ({ state: 'expired', set: { answer: 'none' } }),
+    expect: () => ({ state: 'expired', set: { answer: 'expired' } }),
   },
   {
-    label: 'any live | session closes → cancelled (reason session_closed)',
+    label: 'any live | session closes → cancelled (reason session_closed); nothing of the session is retained',
     states: LIVE_STATES,
     applies: onTime('CLOSE'),
-    expect: () => ({ state: 'cancelled', set: { cancelReason: 'session_closed', answer: 'none' } }),
+    expect: () => ({ state: 'cancelled', set: { cancelReason: 'session_closed', answer: 'closed', retain: false } }),
   },
   {
     label: 'completed | ACCEPT(same last candidate) → replays the stored terminal reply',
@@ -309,13 +338,13 @@ const ROWS: readonly Row[] = [
     label: 'cancelled | ACCEPT → HANDOFF_CANCELLED (with the reason)',
     states: ['cancelled'],
     applies: is('ACCEPT'),
-    expect: () => ({ state: 'cancelled', set: { answer: 'refused' } }),
+    expect: () => ({ state: 'cancelled', set: { answer: 'cancelled_earlier' } }),
   },
   {
     label: 'expired | ACCEPT → HANDOFF_EXPIRED',
     states: ['expired'],
     applies: is('ACCEPT'),
-    expect: () => ({ state: 'expired', set: { answer: 'refused' } }),
+    expect: () => ({ state: 'expired', set: { answer: 'expired' } }),
   },
   // What the table leaves out, stated exactly: these events change nothing at all (not even the answer).
   {
@@ -359,7 +388,9 @@ type Rule =
   | 'cancel'
   | 'close'
   | 'replay-free'
-  | 'correction';
+  | 'correction'
+  | 'validation-job'
+  | 'waiters';
 
 interface Violation {
   rule: Rule;
@@ -446,6 +477,8 @@ function checkEdge(edge: Edge): Violation[] {
       same(t.candidate, f.candidate) &&
       same(t.outcome, f.outcome) &&
       t.cancelReason === f.cancelReason &&
+      t.retain === f.retain &&
+      t.mode === f.mode &&
       t.expiresAt === f.expiresAt;
     if (!kept) v('terminal-absorbs', 'a final state changed something other than the answer');
   }
@@ -456,7 +489,13 @@ function checkEdge(edge: Edge): Violation[] {
     if (!allowedDrop && !from.can(event)) v('live-answers', `${fromName} drops ${eventName(event)} silently`);
     if (allowedDrop && !unchanged) v('live-answers', `${eventName(event)} must change nothing in ${fromName}`);
   }
-  if (toName === 'completed' && fromName !== 'completed' && !(fromName === 'validating' && event.type === 'VALIDATED'))
+  const executorRepeat = fromName === 'correcting' && f.mode === 'executor' && sameBytes(f, event);
+  if (
+    toName === 'completed' &&
+    fromName !== 'completed' &&
+    !(fromName === 'validating' && event.type === 'VALIDATED') &&
+    !executorRepeat
+  )
     v('completed-from-validating', `completed entered from ${fromName} by ${eventName(event)}`);
   if (event.type === 'DEADLINE') {
     if (f.expiresAt === undefined && !unchanged) v('deadline', 'DEADLINE without a deadline moved the machine');
@@ -485,12 +524,13 @@ function checkEdge(edge: Edge): Violation[] {
     v('close', 'CLOSE did not cancel with session_closed');
   if (
     fromName === 'correcting' &&
+    f.mode === 'host' &&
     sameBytes(f, event) &&
     !late &&
     !(toName === 'correcting' && same(t.validations, f.validations))
   )
     v('replay-free', 'resubmitting the same candidate in correcting spent budget or moved');
-  if (fromName === 'validating' && event.type === 'VALIDATED' && !event.ok && !late) {
+  if (fromName === 'validating' && event.type === 'VALIDATED' && !event.ok && !crashed(event) && !late) {
     if (f.validations < SPEC_BUDGET && toName !== 'correcting') v('correction', 'budget left but no correction');
     if (f.validations >= SPEC_BUDGET && !(toName === 'completed' && t.outcome?.ok === false))
       v('correction', 'budget spent but not completed with outcome ok:false');
@@ -498,11 +538,73 @@ function checkEdge(edge: Edge): Violation[] {
   return out;
 }
 
-/** Every violation of spec 03 over the reachable state space of `machine`, with and without a deadline. */
+/** What the waiters of a validation (and, when the request ends, everyone who asks how) must be told, from spec 03. */
+function expectedWaiterAnswer(toName: HandoffState, t: HandoffContext): string | undefined {
+  switch (toName) {
+    case 'correcting':
+      return 'invalid';
+    case 'completed':
+      return t.outcome?.ok === true ? 'completed' : 'rejected';
+    case 'expired':
+      return 'expired';
+    case 'cancelled':
+      return t.cancelReason === 'session_closed'
+        ? 'closed'
+        : t.cancelReason === 'internal_error'
+          ? 'failed'
+          : 'cancelled';
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * What the machine emits on an edge, through the pure `transition`: a validation starts exactly when `validating` is
+ * entered and is abandoned exactly when it is left; the waiters are told exactly once when a validation ends or the
+ * request ends, with the answer spec 03 gives them; a terminal request emits nothing.
+ */
+function checkEmits(machine: HandoffMachine, edge: Edge): Violation[] {
+  const out: Violation[] = [];
+  const at = edgeName(edge);
+  const v = (rule: Rule, detail: string) => out.push({ rule, at, detail });
+  const fromName = STATE_VALUES.get(JSON.stringify(edge.from.value));
+  const toName = STATE_VALUES.get(JSON.stringify(edge.to.value));
+  if (fromName === undefined || toName === undefined) return out;
+  const [, actions] = transition(machine, edge.from, edge.event);
+  const emitted = (actions as { type: string; params?: unknown }[])
+    .filter((a) => a.type === 'xstate.emit')
+    .map((a) => (a.params as { event: { type: string; answer?: string } }).event);
+  const count = (type: string) => emitted.filter((e) => e.type === type).length;
+  const moved = fromName !== toName;
+  const entersValidating = toName === 'validating' && moved;
+  const leavesValidating = fromName === 'validating' && moved;
+  if (count('validate') !== (entersValidating ? 1 : 0))
+    v(
+      'validation-job',
+      `validate emitted ${count('validate')} times (entering validating: ${String(entersValidating)})`,
+    );
+  if (count('abandon') !== (leavesValidating ? 1 : 0))
+    v('validation-job', `abandon emitted ${count('abandon')} times (leaving validating: ${String(leavesValidating)})`);
+  const ends = isLive(fromName) && isTerminal(toName);
+  const waiters = emitted.filter((e) => e.type === 'waiters');
+  if (leavesValidating || ends) {
+    const expected = expectedWaiterAnswer(toName, edge.to.context);
+    if (waiters.length !== 1 || waiters[0]?.answer !== expected)
+      v('waiters', `waiters told ${JSON.stringify(waiters.map((w) => w.answer))}, expected ["${String(expected)}"]`);
+  } else if (waiters.length > 0 && !(fromName === 'prepared' || fromName === 'correcting'))
+    v('waiters', `waiters told ${JSON.stringify(waiters.map((w) => w.answer))} on an edge that ends nothing`);
+  if (isTerminal(fromName) && emitted.length > 0) v('waiters', 'a terminal request emitted something');
+  return out;
+}
+
+/** Every violation of spec 03 over the reachable state space of `machine`, in every setting. */
 function checkHandoff(machine: HandoffMachine): Violation[] {
-  return DEADLINES.flatMap(({ expiresAt }) => {
-    const graph = machine === handoffMachine ? graphOf(expiresAt) : explore(machine, expiresAt);
-    return [...graph.flatMap((v) => checkState(v.state)), ...edgesOf(graph).flatMap((e) => checkEdge(e))];
+  return SETTINGS.flatMap(({ expiresAt, mode }) => {
+    const graph = machine === handoffMachine ? graphOf(expiresAt, mode) : explore(machine, expiresAt, mode);
+    return [
+      ...graph.flatMap((v) => checkState(v.state)),
+      ...edgesOf(graph).flatMap((e) => [...checkEdge(e), ...checkEmits(machine, e)]),
+    ];
   });
 }
 
@@ -543,7 +645,7 @@ const MUTANTS: { name: string; machine: HandoffMachine; rules: Rule[] }[] = [
   {
     name: 'completed accepts a new candidate',
     machine: mutate((root) => {
-      root.states!.completed!.on!.ACCEPT = { target: '#validating', actions: 'recordCandidate' };
+      root.states!.completed!.on!.ACCEPT = { target: '#validating', actions: 'takeCandidate' };
     }),
     rules: ['terminal-absorbs', 'table'],
   },
@@ -557,7 +659,7 @@ const MUTANTS: { name: string; machine: HandoffMachine; rules: Rule[] }[] = [
   {
     name: 'resubmitting the same candidate in correcting validates again',
     machine: mutate((root) => {
-      live(root).correcting!.on!.ACCEPT = { target: 'validating', actions: 'recordCandidate' };
+      live(root).correcting!.on!.ACCEPT = { target: 'validating', actions: 'takeCandidate' };
     }),
     rules: ['replay-free', 'table'],
   },
@@ -569,7 +671,7 @@ const MUTANTS: { name: string; machine: HandoffMachine; rules: Rule[] }[] = [
   {
     name: 'ACCEPT in prepared completes without validating',
     machine: mutate((root) => {
-      live(root).prepared!.on!.ACCEPT = { target: '#completed', actions: 'recordCandidate' };
+      live(root).prepared!.on!.ACCEPT = { target: '#completed', actions: 'takeCandidate' };
     }),
     rules: ['completed-needs-validation', 'completed-from-validating', 'table'],
   },
@@ -594,9 +696,31 @@ const MUTANTS: { name: string; machine: HandoffMachine; rules: Rule[] }[] = [
     rules: ['deadline', 'table'],
   },
   {
+    name: 'abandoning the validation does nothing (the dead-mechanism mutant)',
+    machine: handoffMachine.provide({ actions: { abandonValidation: () => undefined } }),
+    rules: ['validation-job'],
+  },
+  {
+    name: 'VALIDATED answers nothing (no answer for the sender, nothing for the waiters)',
+    machine: mutate((root) => {
+      const on = live(root).validating!.on!;
+      on.VALIDATED = (on.VALIDATED as { guard?: string; target?: string }[]).map(({ guard, target }) => ({
+        ...(guard === undefined ? {} : { guard }),
+        ...(target === undefined ? {} : { target }),
+        actions: ['keepOutcome'],
+      }));
+    }),
+    rules: ['table', 'waiters'],
+  },
+  {
+    name: 'executor mode replays feedback forever instead of spending the correction',
+    machine: handoffMachine.provide({ guards: { isExecutorRepeat: () => false } }),
+    rules: ['table'],
+  },
+  {
     name: 'a terminal CANCEL overwrites the cancel reason',
     machine: mutate((root) => {
-      root.states!.cancelled!.on!.CANCEL = { actions: 'recordCancel' };
+      root.states!.cancelled!.on!.CANCEL = { actions: 'keepCancelReason' };
     }),
     rules: ['terminal-absorbs', 'table'],
   },
@@ -604,8 +728,8 @@ const MUTANTS: { name: string; machine: HandoffMachine; rules: Rule[] }[] = [
 
 // ---------------------------------------------------------------------------------------------------------------------
 
-const reachable = (expiresAt: number | undefined): Set<HandoffState> =>
-  new Set(graphOf(expiresAt).map((v) => stateOf(v.state.value)));
+const reachable = (expiresAt: number | undefined, mode: HandoffMode = 'host'): Set<HandoffState> =>
+  new Set(graphOf(expiresAt, mode).map((v) => stateOf(v.state.value)));
 
 describe('handoff machine: reachable state space', () => {
   it('[S03-STATES] reaches exactly the six states of spec 03, and nothing else is defined', () => {
@@ -640,12 +764,15 @@ describe('handoff machine: reachable state space', () => {
     expect(VALIDATION_BUDGET).toBe(SPEC_BUDGET);
   });
 
-  it.each(DEADLINES)('[S03-MODEL-CHECK] every invariant holds on every state and edge, $name', ({ expiresAt }) => {
-    const graph = graphOf(expiresAt);
+  it.each(SETTINGS)('[S03-MODEL-CHECK] every invariant holds on every state and edge, $name', ({ expiresAt, mode }) => {
+    const graph = graphOf(expiresAt, mode);
     const edges = edgesOf(graph);
     // Every state was tried with every event of the alphabet.
     expect(edges.length).toBe(graph.length * ALPHABET.length);
-    const violations = [...graph.flatMap((v) => checkState(v.state)), ...edges.flatMap((e) => checkEdge(e))];
+    const violations = [
+      ...graph.flatMap((v) => checkState(v.state)),
+      ...edges.flatMap((e) => [...checkEdge(e), ...checkEmits(handoffMachine, e)]),
+    ];
     expect(violations).toEqual([]);
   });
 });
@@ -750,7 +877,8 @@ describe('handoff machine: paths', () => {
     }
     const answers = (type: HandoffEvent['type']) =>
       new Set(late.filter((e) => e.event.type === type).map((e) => e.to.context.answer));
-    expect(answers('ACCEPT')).toEqual(new Set(['refused']));
+    expect(answers('ACCEPT')).toEqual(new Set(['expired']));
+    expect(answers('VALIDATED')).toEqual(new Set(['expired']));
     expect(answers('CANCEL')).toEqual(new Set(['already_completed']));
     // Without a deadline, the same arrival times never expire anything.
     const none = edgesOf(graphOf(undefined)).filter((e) => stateOf(e.to.value) === 'expired');
@@ -772,13 +900,14 @@ describe('handoff machine: paths', () => {
     const replays = allEdges().filter(
       (e) =>
         stateOf(e.from.value) === 'correcting' &&
+        e.from.context.mode === 'host' &&
         sameBytes(e.from.context, e.event) &&
         !isLate(e.from.context, e.event),
     );
     expect(replays.length).toBeGreaterThan(0);
     for (const e of replays) {
       expect(e.to.value).toEqual(e.from.value);
-      expect(e.to.context).toEqual({ ...e.from.context, answer: 'replay' });
+      expect(e.to.context).toEqual({ ...e.from.context, answer: 'feedback' });
     }
     const terminal = allEdges().filter((e) => isTerminal(stateOf(e.from.value)));
     expect(new Set(terminal.map((e) => stateOf(e.from.value)))).toEqual(new Set(TERMINAL_STATES));
