@@ -26,6 +26,7 @@ import {
   type WaiterAnswer,
 } from '../../machines/handoff.js';
 import { systemClock, type HandoffClock } from './clock.js';
+import type { EngineSnapshot, HandoffTransition, LiveRequestView, SessionView } from './inspection.js';
 import { candidateIdentity, newCredentials, shortHash, tokenMatches } from './identity.js';
 import { errorReply, handoffErrors, replyFromText, successReply, type HandoffReply } from './replies.js';
 import {
@@ -35,7 +36,6 @@ import {
   recordBytes,
   type TerminalRecord,
   type TerminalStoreOptions,
-  type TerminalStoreUsage,
 } from './terminalStore.js';
 
 /** What the engine needs of an instance: its resolved model, a name for observability, and whether it was disposed. */
@@ -71,56 +71,13 @@ export interface AcceptOptions {
   signal?: AbortSignal | undefined;
 }
 
-/**
- * One step of one request, as the inspection stream reports it, in the domain's words: `event` is `prepare`, one of the
- * machine's five events (`ACCEPT`, `VALIDATED`, `CANCEL`, `DEADLINE`, `CLOSE`), or `evict` (the store dropped the
- * retained reply); `answer` is what the machine answered the event's sender. No token, no candidate text.
- */
-export interface HandoffTransition {
-  at: string;
-  sessionId: string;
-  requestId: string;
-  instance: string;
-  from: HandoffState | null;
-  event: string;
-  to: HandoffState;
-  answer: HandoffAnswer;
-  validations: number;
-}
-
-export interface LiveRequestView {
-  requestId: string;
-  instance: string;
-  state: HandoffState;
-  validations: number;
-  preparedAt: string;
-  expiresAt?: string;
-  candidate?: { bytes: number; hash: string };
-}
-
-export interface RetainedRequestView {
-  requestId: string;
-  sessionId: string;
-  instance: string;
-  state: HandoffState;
-  validations: number;
-  bytes: number;
-  finishedAt: string;
-}
-
-export interface SessionView {
-  id: string;
-  label?: string;
-  closed: boolean;
-  live: LiveRequestView[];
-}
-
-export interface EngineSnapshot {
-  at: string;
-  sessions: SessionView[];
-  retained: RetainedRequestView[];
-  store: TerminalStoreUsage;
-}
+export type {
+  HandoffTransition,
+  LiveRequestView,
+  RetainedRequestView,
+  SessionView,
+  EngineSnapshot,
+} from './inspection.js';
 
 type HandoffActor = Actor<HandoffMachine>;
 type HandoffSnapshot = SnapshotFrom<HandoffMachine>;
