@@ -60,13 +60,14 @@ function listFields(names: readonly string[]): string {
   return names.length > MAX_LISTED_FIELDS ? `${shown} and ${names.length - MAX_LISTED_FIELDS} more` : shown;
 }
 
-/**
- * Validates `raw` as a Native request for `instance` and builds its task. `now` is the time of prepare, used as the
- * reference time when the request gives none. Throws `INPUT_INVALID` naming the offending key or field.
- */
 /** Caps a caller (an adapter, say) puts on requests on top of the instance's own limits; the lower one applies. */
 export type RequestCaps = Partial<Pick<Limits, 'maxInputChars' | 'maxContextItems' | 'maxContextItemChars'>>;
 
+/**
+ * Validates `raw` as a Native request for `instance` and builds its task. `now` is the time of prepare, used as the
+ * reference time when the request gives none. Throws `INPUT_INVALID` naming the offending key or field. The nesting
+ * depth of `raw` is checked first, iteratively (`limits.maxNestingDepth` + 2), so no later step can overflow the stack.
+ */
 export function prepareRequest(
   instance: InstanceModel,
   raw: unknown,
