@@ -6,7 +6,7 @@ import { IntentError, quoteCaller, type FeedbackItem } from './errors.js';
 import { boundFeedback, toPointer, unknownTopLevelKey, zodIssuesToFeedback } from './feedback.js';
 import type { CandidatePlan, InstanceModel, ResolvedField } from './instance.js';
 import { chooseLanguage, normalizeText } from './language.js';
-import { findTooDeep } from './nesting.js';
+import { findShapeProblem } from './nesting.js';
 import {
   NativeRequestSchema,
   REQUEST_EXTRA_DEPTH,
@@ -82,11 +82,16 @@ export function prepareRequest(
   // Before zod: the baseline (its `extensions` above all) is free-form, and everything after this point — the zod
   // parse, the task's serialisation, normalisation — recurses over it.
   const maxDepth = instance.limits.maxNestingDepth + REQUEST_EXTRA_DEPTH;
-  const tooDeep = findTooDeep(raw, maxDepth);
-  if (tooDeep !== undefined)
+  const shape = findShapeProblem(raw, maxDepth);
+  if (shape?.kind === 'too_deep')
     throw inputInvalid(
-      [{ path: tooDeep.pointer, message: `The request nests deeper than ${maxDepth} levels of arrays and objects.` }],
-      `The request nests deeper than ${maxDepth} levels of arrays and objects at "${tooDeep.pointer}"; flatten it (a "baseline" is the "effective" of an earlier result, unchanged).`,
+      [{ path: shape.pointer, message: `The request nests deeper than ${maxDepth} levels of arrays and objects.` }],
+      `The request nests deeper than ${maxDepth} levels of arrays and objects at "${shape.pointer}"; flatten it (a "baseline" is the "effective" of an earlier result, unchanged).`,
+    );
+  if (shape?.kind === 'not_json')
+    throw inputInvalid(
+      [{ path: shape.pointer, message: 'Expected a JSON value (no bigint, function or symbol).' }],
+      `The request holds a value JSON cannot carry at "${shape.pointer}"; send only strings, numbers, booleans, null, arrays and objects.`,
     );
   const parsed = NativeRequestSchema.safeParse(raw);
   if (!parsed.success) throw schemaProblem(parsed.error.issues, raw);

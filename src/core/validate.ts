@@ -4,7 +4,7 @@
  */
 import type { FeedbackItem } from './errors.js';
 import { MAX_FEEDBACK_ITEMS, boundFeedback, toPointer, zodIssuesToFeedback } from './feedback.js';
-import { findTooDeep } from './nesting.js';
+import { findShapeProblem } from './nesting.js';
 import type { CandidateIntent, IntentCandidate } from './candidate.js';
 import type { PreparedRequest } from './request.js';
 import { RESERVED_NAMES, type EffectiveState, type IntentNode } from './schemas.js';
@@ -78,7 +78,7 @@ export function validateCandidate(prepared: PreparedRequest, text: string): Cand
   // Before zod: every later step recurses over the value, and a stack overflow would make the answer depend on the
   // stack in use instead of on the text.
   const maxDepth = prepared.instance.limits.maxNestingDepth;
-  const tooDeep = findTooDeep(value, maxDepth);
+  const tooDeep = findShapeProblem(value, maxDepth);
   if (tooDeep !== undefined)
     return {
       ok: false,

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { IntentError } from '../../src/core/errors.js';
 import { MAX_POINTER_CHARS } from '../../src/core/feedback.js';
 import { resolveInstance } from '../../src/core/instance.js';
-import { findTooDeep } from '../../src/core/nesting.js';
+import { findShapeProblem } from '../../src/core/nesting.js';
 import { normalizeCandidate } from '../../src/core/normalize.js';
 import { prepareRequest } from '../../src/core/request.js';
 import { LimitsSchema, MAX_NESTING_DEPTH, REQUEST_EXTRA_DEPTH } from '../../src/core/schemas.js';
@@ -30,33 +30,40 @@ function thrown(fn: () => unknown): IntentError {
   throw new Error('expected an IntentError');
 }
 
-describe('findTooDeep', () => {
+describe('findShapeProblem', () => {
   it('counts arrays and objects, the root as 1, scalars as nothing', () => {
-    expect(findTooDeep('x'.repeat(10), 1)).toBeUndefined();
-    expect(findTooDeep({}, 1)).toBeUndefined();
-    expect(findTooDeep({ a: 1, b: 'x', c: null }, 1)).toBeUndefined();
-    expect(findTooDeep({ a: [] }, 1)).toEqual({ pointer: '/a' });
-    expect(findTooDeep(nestedArray(10), 10)).toBeUndefined();
-    expect(findTooDeep(nestedArray(11), 10)).toEqual({ pointer: '/0/0/0/0/0/0/0/0/0/0' });
+    expect(findShapeProblem('x'.repeat(10), 1)).toBeUndefined();
+    expect(findShapeProblem({}, 1)).toBeUndefined();
+    expect(findShapeProblem({ a: 1, b: 'x', c: null }, 1)).toBeUndefined();
+    expect(findShapeProblem({ a: [] }, 1)).toEqual({ kind: 'too_deep', pointer: '/a' });
+    expect(findShapeProblem(nestedArray(10), 10)).toBeUndefined();
+    expect(findShapeProblem(nestedArray(11), 10)).toEqual({ kind: 'too_deep', pointer: '/0/0/0/0/0/0/0/0/0/0' });
   });
 
   it('reports the first place in document order', () => {
     const value = { a: [1, 'x', { b: 2 }], c: { d: { e: {} } }, f: [[[]]] };
-    expect(findTooDeep(value, 3)).toEqual({ pointer: '/c/d/e' });
-    expect(findTooDeep(value, 2)).toEqual({ pointer: '/a/2' });
-    expect(findTooDeep({ x: [[[]]], ...value }, 2)).toEqual({ pointer: '/x/0' });
+    expect(findShapeProblem(value, 3)).toEqual({ kind: 'too_deep', pointer: '/c/d/e' });
+    expect(findShapeProblem(value, 2)).toEqual({ kind: 'too_deep', pointer: '/a/2' });
+    expect(findShapeProblem({ x: [[[]]], ...value }, 2)).toEqual({ kind: 'too_deep', pointer: '/x/0' });
   });
 
   it('handles a million levels and a cycle without recursion', () => {
-    expect(findTooDeep(nestedArray(1_000_000), 64)?.pointer.startsWith('/0/0/0')).toBe(true);
+    expect(findShapeProblem(nestedArray(1_000_000), 64)?.pointer.startsWith('/0/0/0')).toBe(true);
     const cyclic: Record<string, unknown> = {};
     cyclic['self'] = cyclic;
-    expect(findTooDeep(cyclic, 5)).toEqual({ pointer: '/self/self/self/self/self' });
+    expect(findShapeProblem(cyclic, 5)).toEqual({ kind: 'too_deep', pointer: '/self/self/self/self/self' });
+  });
+
+  it('refuses values JSON cannot hold, wherever they are', () => {
+    expect(findShapeProblem({ a: [1, { b: 10n }] }, 64)).toEqual({ kind: 'not_json', pointer: '/a/1/b' });
+    expect(findShapeProblem([() => 1], 64)).toEqual({ kind: 'not_json', pointer: '/0' });
+    expect(findShapeProblem(Symbol('s'), 64)).toEqual({ kind: 'not_json', pointer: '' });
+    expect(findShapeProblem({ a: undefined, b: null, c: Number.NaN, d: 'x', e: true }, 64)).toBeUndefined();
   });
 
   it('bounds the pointer, however long the keys are', () => {
     const key = 'k'.repeat(100_000);
-    const found = findTooDeep(nestedObject(200, key), 100);
+    const found = findShapeProblem(nestedObject(200, key), 100);
     expect(found).toBeDefined();
     expect(found?.pointer.length).toBeLessThanOrEqual(MAX_POINTER_CHARS);
     expect(found?.pointer.startsWith('/' + 'k'.repeat(64) + '…/')).toBe(true);
@@ -69,8 +76,8 @@ describe('validateCandidate: nesting depth', () => {
   it(`accepts a candidate exactly ${DEFAULT_DEPTH} levels deep, odd or even`, () => {
     for (const depth of [DEFAULT_DEPTH, DEFAULT_DEPTH - 1]) {
       const value = deepCandidate(depth);
-      expect(findTooDeep(value, depth)).toBeUndefined();
-      expect(findTooDeep(value, depth - 1)).toBeDefined();
+      expect(findShapeProblem(value, depth)).toBeUndefined();
+      expect(findShapeProblem(value, depth - 1)).toBeDefined();
       const check = validateCandidate(prepared, JSON.stringify(value));
       expect(check.ok).toBe(true);
       if (check.ok) expect(JSON.stringify(normalizeCandidate(prepared, check.candidate)).length).toBeGreaterThan(0);
@@ -126,8 +133,8 @@ describe('prepareRequest: nesting depth', () => {
 
   it('accepts a request at the bound, and its task serialises', () => {
     const request = deepRequest(bound, 20);
-    expect(findTooDeep(request, bound)).toBeUndefined();
-    expect(findTooDeep(request, bound - 1)).toBeDefined();
+    expect(findShapeProblem(request, bound)).toBeUndefined();
+    expect(findShapeProblem(request, bound - 1)).toBeDefined();
     const prepared = prepareRequest(instance, request, NOW);
     expect(JSON.stringify(prepared.task)).toContain('intent-20');
   });
@@ -148,6 +155,17 @@ describe('prepareRequest: nesting depth', () => {
       { input: 'x', whatever: nestedObject(10_000) },
     ])
       expect(thrown(() => prepareRequest(instance, request, NOW)).code).toBe('INPUT_INVALID');
+  });
+
+  it('refuses a baseline whose extensions hold a bigint (JSON.stringify of the task would throw)', () => {
+    const request = deepRequest(12, 2) as { baseline: { intents: { extensions: Record<string, unknown> }[] } };
+    const first = request.baseline.intents[0];
+    if (first !== undefined) first.extensions = { n: 10n };
+    const error = thrown(() => prepareRequest(instance, request, NOW));
+    expect(error.code).toBe('INPUT_INVALID');
+    expect(error.details).toEqual({
+      issues: [{ path: '/baseline/intents/0/extensions/n', message: expect.any(String) as unknown }],
+    });
   });
 
   it('a result passed back as the next baseline still fits the request bound', () => {
