@@ -32,34 +32,44 @@ export function findShapeProblem(value: unknown, maxDepth: number): ShapeProblem
   const stack: Frame[] = [{ value, depth: 1, parent: undefined, key: '' }];
   for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
     if (frame.depth > maxDepth) return { kind: 'too_deep', pointer: toPointer(pathOf(frame)) };
-    const children: Frame[] = [];
-    const visit = (child: unknown, key: string | number): ShapeProblem | undefined => {
-      if (isContainer(child)) children.push({ value: child, depth: frame.depth + 1, parent: frame, key });
-      else if (!isJsonLeaf(child)) return { kind: 'not_json', pointer: toPointer([...pathOf(frame), key]) };
-      return undefined;
-    };
+    const depth = frame.depth + 1;
+    // Children are pushed last to first, so that the stack pops them in document order: the answer is the first place.
+    let notJson: string | number | undefined;
     if (Array.isArray(frame.value)) {
       const list = frame.value as readonly unknown[];
-      for (let i = 0; i < list.length; i++) {
-        const problem = visit(list[i], i);
-        if (problem !== undefined) return problem;
+      for (let i = list.length - 1; i >= 0; i--) {
+        const child = list[i];
+        if (isContainer(child)) stack.push({ value: child, depth, parent: frame, key: i });
+        else if (!isJsonLeaf(child)) notJson = i;
       }
     } else {
       const record = frame.value as Record<string, unknown>;
-      for (const key of Object.keys(record)) {
-        const problem = visit(record[key], key);
-        if (problem !== undefined) return problem;
+      const keys = Object.keys(record);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i] as string;
+        const child = record[key];
+        if (isContainer(child)) stack.push({ value: child, depth, parent: frame, key });
+        else if (!isJsonLeaf(child)) notJson = key;
       }
     }
-    // Reversed, so that the stack pops them in document order and the reported place is always the first one.
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i] as Frame);
+    if (notJson !== undefined) return { kind: 'not_json', pointer: toPointer([...pathOf(frame), notJson]) };
   }
   return undefined;
 }
 
 const isContainer = (value: unknown): value is object => value !== null && typeof value === 'object';
-const isJsonLeaf = (value: unknown): boolean =>
-  value === null || value === undefined || ['string', 'number', 'boolean'].includes(typeof value);
+
+function isJsonLeaf(value: unknown): boolean {
+  switch (typeof value) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+    case 'undefined':
+      return true;
+    default:
+      return value === null;
+  }
+}
 
 function pathOf(frame: Frame): (string | number)[] {
   const path: (string | number)[] = [];
