@@ -179,7 +179,12 @@ export const SourceRefSchema = z
   .strict();
 export type SourceRef = z.infer<typeof SourceRefSchema>;
 
-const idOf = (kind: string) => z.string().regex(new RegExp(`^${kind}-[1-9][0-9]*$`), `must look like "${kind}-N"`);
+/**
+ * Ids number from 1 with at most 15 digits: the numbers stay exact in a JavaScript number (the next id is the highest
+ * plus one; past 2^53 a baseline could make normalisation hand out an id it already holds), and an id is short.
+ */
+const idOf = (kind: string) =>
+  z.string().regex(new RegExp(`^${kind}-[1-9][0-9]{0,14}$`), `must look like "${kind}-N" with N of at most 15 digits`);
 export const IntentIdSchema = idOf('intent');
 export const ConstraintIdSchema = idOf('constraint');
 export const RelationIdSchema = idOf('relation');

@@ -297,3 +297,39 @@ describe('limits.maxContextItemChars', () => {
     expect(() => resolveInstance({ limits: { maxContextItemChars: bad } })).toThrow(/limits\/maxContextItemChars/);
   });
 });
+
+describe('baseline ids stay exact numbers', () => {
+  const withIntent = (id: string) => ({
+    input: 'and another one',
+    baseline: {
+      schemaVersion: SCHEMA_VERSION,
+      coverage: 'complete',
+      scope: 'conversation',
+      intents: [{ ...node(1), id, constraints: [] }],
+      constraints: [],
+      relations: [],
+      unresolved: [],
+    },
+  });
+
+  it('numbers the next intent after a 15-digit id', () => {
+    const prepared = prepareRequest(resolveInstance({}), withIntent('intent-999999999999998'), NOW);
+    const check = validateCandidate(
+      prepared,
+      JSON.stringify({
+        turnKind: 'followup',
+        coverage: 'complete',
+        intents: [{ domain: null, action: 'a', target: null, goal: 'g', understanding: 'clear' }],
+      }),
+    );
+    if (!check.ok) throw new Error(JSON.stringify(check.issues));
+    expect(normalizeCandidate(prepared, check.candidate).turn.intentIds).toEqual(['intent-999999999999999']);
+  });
+
+  it.each(['intent-9007199254740993', `intent-1${'0'.repeat(400)}`])(
+    'refuses a longer id (%s would make the next id a duplicate or "intent-Infinity")',
+    (id) => {
+      expect(() => prepareRequest(resolveInstance({}), withIntent(id), NOW)).toThrow(/at most 15 digits/);
+    },
+  );
+});
