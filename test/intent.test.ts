@@ -132,6 +132,9 @@ describe('new Intent(options)', () => {
       maxContextItems: 50,
       maxCandidateBytes: 1024 * 1024,
       maxPendingPerSession: 64,
+      maxContextItemChars: 20_000,
+      maxNestingDepth: 64,
+      maxPatternValueChars: 1_000,
     });
     expect([...intent.model.fields.keys()]).toEqual(['orderId', 'quantity', 'express', 'color', 'pickup.at']);
     expect(intent.disposed).toBe(false);

@@ -171,6 +171,51 @@ export function toIntentError(value: unknown, requestId?: string): IntentError {
   );
 }
 
+/**
+ * Most characters of one caller string (a key, a name, an id) an error quotes: enough to recognise it, never the whole
+ * of a hostile one. Names of the configuration (1–64 characters) always fit whole.
+ */
+export const QUOTE_MAX_CHARS = 64;
+
+/**
+ * Upper bound on `JSON.stringify(error.toJSON())` for every error the core raises about caller input (request
+ * arguments, candidate feedback), however large or hostile that input is: messages quote at most
+ * {@link QUOTE_MAX_CHARS} characters of any caller string and feedback is cut to a size budget.
+ */
+export const MAX_ERROR_TEXT_CHARS = 8 * 1024;
+
+/**
+ * A short prefix of a caller string, safe to put in an error: at most {@link QUOTE_MAX_CHARS} UTF-16 units, then "…"
+ * when cut; a surrogate pair is never split and a lone surrogate becomes U+FFFD, so the text survives any UTF-8
+ * transport. Linear in the prefix only, never in the whole string.
+ */
+export function callerPrefix(text: string, max = QUOTE_MAX_CHARS): string {
+  const cut = text.length > max;
+  let end = Math.min(text.length, max);
+  // Do not end between the two halves of a pair.
+  if (cut && end > 0 && isHigh(text.charCodeAt(end - 1)) && isLow(text.charCodeAt(end))) end--;
+  let out = '';
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (isHigh(c) && i + 1 < end && isLow(text.charCodeAt(i + 1))) {
+      out += text[i] ?? '';
+      out += text[++i] ?? '';
+    } else out += isHigh(c) || isLow(c) ? '\uFFFD' : (text[i] ?? '');
+  }
+  return cut ? out + '…' : out;
+}
+
+/**
+ * A caller string quoted for an error message: its {@link callerPrefix} as a JSON string literal (quotes, backslashes
+ * and control characters escaped), e.g. `"sk-liv…"`.
+ */
+export function quoteCaller(text: string): string {
+  return JSON.stringify(callerPrefix(text));
+}
+
+const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
+
 /** Renders feedback items as one readable sentence fragment: `"/a/b: message; /c: message"`. */
 export function describeIssues(issues: readonly FeedbackItem[], max = 3): string {
   const shown = issues.slice(0, max).map((i) => `${i.path === '' ? '(root)' : i.path}: ${i.message}`);

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { IntentError } from './errors.js';
-import { zodIssuesToFeedback } from './feedback.js';
+import { toPointer, zodIssuesToFeedback } from './feedback.js';
 import { buildCandidateSchema, toOutputSchema, type IntentCandidate } from './candidate.js';
 import {
   IntentConfigBaseSchema,
@@ -27,6 +27,8 @@ export interface ResolvedField {
   readonly spec: FieldSpec;
   readonly required: boolean;
   readonly pattern: RegExp | undefined;
+  /** `limits.maxPatternValueChars`: a longer string value is `pattern`-invalid without running the pattern. */
+  readonly maxPatternValueChars: number;
   readonly task: TaskField;
 }
 
@@ -88,6 +90,7 @@ export function resolveInstance(options: unknown, at = 'options'): InstanceModel
       spec,
       required: spec.required ?? false,
       pattern: spec.pattern === undefined ? undefined : new RegExp(spec.pattern, 'u'),
+      maxPatternValueChars: limits.maxPatternValueChars,
       task,
     };
     if (spec.default !== undefined) {
@@ -174,7 +177,7 @@ function checkRawFieldNames(options: unknown, at: string): void {
   if (fields === null || typeof fields !== 'object') return;
   for (const name of Object.keys(fields)) {
     if (!isValidName(name)) {
-      const path = `${at}/schema/fields/${name}`;
+      const path = `${at}/schema/fields${toPointer([name])}`;
       const why =
         'Field names use 1–64 characters from A–Z, a–z, 0–9, "_", "." and "-" and are not __proto__, prototype or constructor.';
       throw configInvalid(path, why, [{ path, message: why }]);
@@ -201,7 +204,9 @@ export function checkFieldValue(field: ResolvedField, value: Scalar): FieldProbl
   switch (field.type) {
     case 'string':
       if (typeof value !== 'string') return 'type';
-      if (field.pattern !== undefined && !field.pattern.test(value)) return 'pattern';
+      // The pattern is trusted configuration but the value is caller text: bound what it runs on.
+      if (field.pattern !== undefined && (value.length > field.maxPatternValueChars || !field.pattern.test(value)))
+        return 'pattern';
       return undefined;
     case 'enum':
       if (typeof value !== 'string') return 'type';

@@ -15,6 +15,7 @@
 import type { CandidateIntent, IntentCandidate } from './candidate.js';
 import { checkFieldValue, type FieldProblem, type ResolvedField } from './instance.js';
 import { resultMessages, type ResultMessages } from './language.js';
+import { substringSearch } from './search.js';
 import type { PreparedRequest } from './request.js';
 import {
   SCHEMA_VERSION,
@@ -95,10 +96,13 @@ function cloneConstraint(c: Constraint): Constraint {
 
 function sourceRefsFor(prepared: PreparedRequest, evidence: string | null | undefined): SourceRef[] {
   if (evidence === undefined || evidence === null || evidence.trim() === '') return [];
-  if (prepared.request.input.includes(evidence)) return [{ ...INPUT_REF }];
+  const occursIn = substringSearch(evidence);
+  if (occursIn(prepared.request.input)) return [{ ...INPUT_REF }];
   const context = prepared.request.context ?? [];
-  for (let i = 0; i < context.length; i++)
-    if (context[i]?.text.includes(evidence) === true) return [{ root: 'context', pointer: `/${i}/text` }];
+  for (let i = 0; i < context.length; i++) {
+    const text = context[i]?.text;
+    if (text !== undefined && occursIn(text)) return [{ root: 'context', pointer: `/${i}/text` }];
+  }
   return [];
 }
 
@@ -193,18 +197,21 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
     return out;
   });
 
-  // Baseline items first, with this turn's changes applied.
+  // Baseline items first, with this turn's changes applied. Every change finds its target through an index built once,
+  // and removals are applied in one pass at the end: each change costs O(1) plus its target's depth, not a tree walk.
   const baseIntents = (baseline?.intents ?? []).map(cloneIntent);
   let baseConstraints = (baseline?.constraints ?? []).map(cloneConstraint);
+  const index = indexBaseline(baseIntents, baseConstraints);
   const removed = new Set<string>();
+  let removedAny = false as boolean;
   const updatedIntents: string[] = [];
-  const pointers = baseline === undefined ? new Map<string, string>() : baselinePointers(baseline);
+  const updated = new Set<string>();
 
   for (const change of candidate.baselineChanges ?? []) {
     const { kind, id } = change.target;
-    const located = kind === 'intent' ? findIntent(baseIntents, id) : findConstraint(baseIntents, baseConstraints, id);
+    const located = kind === 'intent' ? index.intents.get(id)?.node : index.constraints.get(id)?.constraint;
     const refs: SourceRef[] = [{ ...INPUT_REF }];
-    const pointer = pointers.get(id);
+    const pointer = index.pointer(id);
     if (pointer !== undefined) refs.push({ root: 'baseline', pointer });
     const record = (operation: Change['operation'], effect: Change['effect'], fallback: string): void => {
       changes.push({
@@ -225,13 +232,9 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
       continue;
     }
     if (change.operation === 'remove') {
-      if (kind === 'intent') {
-        removeIntent(baseIntents, id, removed);
-      } else {
-        removed.add(id);
-        for (const i of allIntents(baseIntents)) i.constraints = i.constraints.filter((c) => c.id !== id);
-        baseConstraints = baseConstraints.filter((c) => c.id !== id);
-      }
+      if (kind === 'intent') markRemoved(located as IntentNode, removed);
+      else removed.add(id);
+      removedAny = true;
       record('remove', 'applied', fallback);
       continue;
     }
@@ -249,11 +252,16 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
     }
     const target = located as unknown as Record<string, unknown>;
     for (const [k, v] of given) target[k] = v;
-    if (kind === 'intent' && !updatedIntents.includes(id)) updatedIntents.push(id);
+    if (kind === 'intent' && !updated.has(id)) {
+      updated.add(id);
+      updatedIntents.push(id);
+    }
     record('update', 'applied', fallback);
   }
+  const keptIntents = removedAny ? dropRemoved(baseIntents, removed) : baseIntents;
+  if (removedAny) baseConstraints = baseConstraints.filter((c) => !removed.has(c.id));
 
-  const intents = [...baseIntents, ...newIntents];
+  const intents = [...keptIntents, ...newIntents];
   const liveIntents = new Set(allIntents(intents).map((i) => i.id));
   const relations = [
     ...(baseline?.relations ?? [])
@@ -372,8 +380,9 @@ const INTENT_SET_KEYS: ReadonlySet<string> = new Set(['domain', 'action', 'targe
 const CONSTRAINT_SET_KEYS: ReadonlySet<string> = new Set(['kind', 'text']);
 
 function statedLiterally(prepared: PreparedRequest, value: string): boolean {
-  if (prepared.request.input.includes(value)) return true;
-  return (prepared.request.context ?? []).some((c) => c.text.includes(value));
+  const occursIn = substringSearch(value);
+  if (occursIn(prepared.request.input)) return true;
+  return (prepared.request.context ?? []).some((c) => occursIn(c.text));
 }
 
 function allIntents(intents: readonly IntentNode[]): IntentNode[] {
@@ -388,48 +397,84 @@ function allIntents(intents: readonly IntentNode[]): IntentNode[] {
   return out;
 }
 
-function findIntent(intents: readonly IntentNode[], id: string): IntentNode | undefined {
-  return allIntents(intents).find((i) => i.id === id);
+interface IntentEntry {
+  readonly node: IntentNode;
+  readonly parent: IntentEntry | undefined;
+  /** Position in the parent's `children` (or in the baseline's `intents`). */
+  readonly position: number;
 }
 
-function findConstraint(
-  intents: readonly IntentNode[],
-  request: readonly Constraint[],
-  id: string,
-): Constraint | undefined {
-  for (const i of allIntents(intents)) {
-    const c = i.constraints.find((k) => k.id === id);
-    if (c !== undefined) return c;
-  }
-  return request.find((c) => c.id === id);
+interface ConstraintEntry {
+  readonly constraint: Constraint;
+  /** The intent the constraint belongs to; `undefined` for a request-level constraint. */
+  readonly owner: IntentEntry | undefined;
+  readonly position: number;
 }
 
-/** Removes an intent (and with it its children and constraints, which all count as removed). */
-function removeIntent(intents: IntentNode[], id: string, removed: Set<string>): void {
-  const index = intents.findIndex((i) => i.id === id);
-  if (index >= 0) {
-    const [gone] = intents.splice(index, 1);
-    if (gone !== undefined)
-      for (const i of allIntents([gone])) {
-        removed.add(i.id);
-        for (const c of i.constraints) removed.add(c.id);
-      }
-    return;
-  }
-  for (const i of intents) removeIntent(i.children, id, removed);
+interface BaselineIndex {
+  readonly intents: ReadonlyMap<string, IntentEntry>;
+  readonly constraints: ReadonlyMap<string, ConstraintEntry>;
+  /** The JSON Pointer into the baseline of the intent or constraint with this id (ids are unique across kinds). */
+  pointer(id: string): string | undefined;
 }
 
-/** JSON Pointers into the baseline of every intent and constraint, by id (ids are unique across kinds). */
-function baselinePointers(baseline: EffectiveState): Map<string, string> {
-  const pointers = new Map<string, string>();
-  const walk = (list: readonly IntentNode[], path: string): void => {
-    list.forEach((intent, n) => {
-      pointers.set(intent.id, `${path}/${n}`);
-      intent.constraints.forEach((c, k) => pointers.set(c.id, `${path}/${n}/constraints/${k}`));
-      walk(intent.children, `${path}/${n}/children`);
+/** One walk over the (cloned) baseline: every intent and constraint by id, with parent links for its pointer. */
+function indexBaseline(intents: readonly IntentNode[], requestConstraints: readonly Constraint[]): BaselineIndex {
+  const byIntent = new Map<string, IntentEntry>();
+  const byConstraint = new Map<string, ConstraintEntry>();
+  const walk = (list: readonly IntentNode[], parent: IntentEntry | undefined): void => {
+    list.forEach((node, position) => {
+      const entry: IntentEntry = { node, parent, position };
+      byIntent.set(node.id, entry);
+      node.constraints.forEach((constraint, k) =>
+        byConstraint.set(constraint.id, { constraint, owner: entry, position: k }),
+      );
+      walk(node.children, entry);
     });
   };
-  walk(baseline.intents, '/intents');
-  baseline.constraints.forEach((c, k) => pointers.set(c.id, `/constraints/${k}`));
-  return pointers;
+  walk(intents, undefined);
+  requestConstraints.forEach((constraint, k) =>
+    byConstraint.set(constraint.id, { constraint, owner: undefined, position: k }),
+  );
+  const intentPointer = (entry: IntentEntry): string => {
+    const positions: number[] = [];
+    for (let e: IntentEntry | undefined = entry; e !== undefined; e = e.parent) positions.push(e.position);
+    return '/intents/' + positions.reverse().join('/children/');
+  };
+  return {
+    intents: byIntent,
+    constraints: byConstraint,
+    pointer(id) {
+      const intent = byIntent.get(id);
+      if (intent !== undefined) return intentPointer(intent);
+      const constraint = byConstraint.get(id);
+      if (constraint === undefined) return undefined;
+      const at = constraint.owner === undefined ? '' : intentPointer(constraint.owner);
+      return `${at}/constraints/${constraint.position}`;
+    },
+  };
+}
+
+/**
+ * Marks an intent removed with its descendants and their constraints. A subtree already marked is not walked again, so
+ * every removal of a turn together marks each intent once.
+ */
+function markRemoved(intent: IntentNode, removed: Set<string>): void {
+  const pending = [intent];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (removed.has(next.id)) continue;
+    removed.add(next.id);
+    for (const c of next.constraints) removed.add(c.id);
+    for (const child of next.children) pending.push(child);
+  }
+}
+
+/** The intents without the removed ones (and their subtrees), and every kept intent without its removed constraints. */
+function dropRemoved(intents: readonly IntentNode[], removed: ReadonlySet<string>): IntentNode[] {
+  const kept = intents.filter((i) => !removed.has(i.id));
+  for (const i of kept) {
+    if (i.constraints.some((c) => removed.has(c.id))) i.constraints = i.constraints.filter((c) => !removed.has(c.id));
+    i.children = dropRemoved(i.children, removed);
+  }
+  return kept;
 }

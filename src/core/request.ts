@@ -1,12 +1,15 @@
 /**
  * Validating a Native request against an instance and turning it into a task (spec 02, "The request", "The task").
  */
-import { IntentError, type FeedbackItem } from './errors.js';
-import { toPointer, zodIssuesToFeedback } from './feedback.js';
+import type { z } from 'zod';
+import { IntentError, quoteCaller, type FeedbackItem } from './errors.js';
+import { boundFeedback, toPointer, unknownTopLevelKey, zodIssuesToFeedback } from './feedback.js';
 import type { CandidatePlan, InstanceModel, ResolvedField } from './instance.js';
 import { chooseLanguage, normalizeText } from './language.js';
+import { findShapeProblem } from './nesting.js';
 import {
   NativeRequestSchema,
+  REQUEST_EXTRA_DEPTH,
   type EffectiveState,
   type Limits,
   type IntentNode,
@@ -33,41 +36,66 @@ export interface PreparedRequest {
 const REQUEST_KEYS = Object.keys(NativeRequestSchema.shape);
 
 function inputInvalid(items: FeedbackItem[], message: string): IntentError {
-  return new IntentError('INPUT_INVALID', message, { details: { issues: items } });
+  return new IntentError('INPUT_INVALID', message, { details: { issues: boundFeedback(items) } });
 }
 
-function firstProblem(items: FeedbackItem[]): string {
+function schemaProblem(issues: readonly z.core.$ZodIssue[], raw: unknown): IntentError {
+  const items = zodIssuesToFeedback(issues, raw);
   const first = items[0];
-  if (first === undefined) return 'The request is invalid; check it against the tool input schema.';
-  const unknown = /^Remove the key "(.*)"/.exec(first.message);
-  if (unknown !== null && first.path.split('/').length === 2)
-    return `The request has an unknown key "${unknown[1] ?? ''}"; remove it (allowed keys: ${REQUEST_KEYS.join(', ')}).`;
-  return `The request is invalid at ${first.path === '' ? 'the top level' : `"${first.path}"`}: ${first.message}`;
+  const unknown = unknownTopLevelKey(issues);
+  let message: string;
+  if (first === undefined) message = 'The request is invalid; check it against the tool input schema.';
+  else if (unknown !== undefined)
+    message = `The request has an unknown key ${quoteCaller(unknown)}; remove it (allowed keys: ${REQUEST_KEYS.join(', ')}).`;
+  else
+    message = `The request is invalid at ${first.path === '' ? 'the top level' : `"${first.path}"`}: ${first.message}`;
+  return inputInvalid(items, message);
 }
+
+/** Most configured field names an error lists; the rest are counted. */
+const MAX_LISTED_FIELDS = 20;
+
+function listFields(names: readonly string[]): string {
+  const shown = names.slice(0, MAX_LISTED_FIELDS).join(', ');
+  return names.length > MAX_LISTED_FIELDS ? `${shown} and ${names.length - MAX_LISTED_FIELDS} more` : shown;
+}
+
+/** Caps a caller (an adapter, say) puts on requests on top of the instance's own limits; the lower one applies. */
+export type RequestCaps = Partial<Pick<Limits, 'maxInputChars' | 'maxContextItems' | 'maxContextItemChars'>>;
 
 /**
  * Validates `raw` as a Native request for `instance` and builds its task. `now` is the time of prepare, used as the
- * reference time when the request gives none. Throws `INPUT_INVALID` naming the offending key or field.
+ * reference time when the request gives none. Throws `INPUT_INVALID` naming the offending key or field. The nesting
+ * depth of `raw` is checked first, iteratively (`limits.maxNestingDepth` + 2), so no later step can overflow the stack.
  */
-/** Caps a caller (an adapter, say) puts on requests on top of the instance's own limits; the lower one applies. */
-export type RequestCaps = Partial<Pick<Limits, 'maxInputChars' | 'maxContextItems'>>;
-
 export function prepareRequest(
   instance: InstanceModel,
   raw: unknown,
   now: Date,
   caps: RequestCaps = {},
 ): PreparedRequest {
-  const parsed = NativeRequestSchema.safeParse(raw);
-  if (!parsed.success) {
-    const items = zodIssuesToFeedback(parsed.error.issues, raw);
-    throw inputInvalid(items, firstProblem(items));
-  }
-  const request = parsed.data;
   const limits = {
     maxInputChars: Math.min(instance.limits.maxInputChars, caps.maxInputChars ?? Infinity),
     maxContextItems: Math.min(instance.limits.maxContextItems, caps.maxContextItems ?? Infinity),
+    maxContextItemChars: Math.min(instance.limits.maxContextItemChars, caps.maxContextItemChars ?? Infinity),
   };
+  // Before zod: the baseline (its `extensions` above all) is free-form, and everything after this point — the zod
+  // parse, the task's serialisation, normalisation — recurses over it.
+  const maxDepth = instance.limits.maxNestingDepth + REQUEST_EXTRA_DEPTH;
+  const shape = findShapeProblem(raw, maxDepth);
+  if (shape?.kind === 'too_deep')
+    throw inputInvalid(
+      [{ path: shape.pointer, message: `The request nests deeper than ${maxDepth} levels of arrays and objects.` }],
+      `The request nests deeper than ${maxDepth} levels of arrays and objects at "${shape.pointer}"; flatten it (a "baseline" is the "effective" of an earlier result, unchanged).`,
+    );
+  if (shape?.kind === 'not_json')
+    throw inputInvalid(
+      [{ path: shape.pointer, message: 'Expected a JSON value (no bigint, function or symbol).' }],
+      `The request holds a value JSON cannot carry at "${shape.pointer}"; send only strings, numbers, booleans, null, arrays and objects.`,
+    );
+  const parsed = NativeRequestSchema.safeParse(raw);
+  if (!parsed.success) throw schemaProblem(parsed.error.issues, raw);
+  const request = parsed.data;
 
   const trimmed = request.input.trim();
   if (trimmed.length === 0)
@@ -86,6 +114,18 @@ export function prepareRequest(
     throw inputInvalid(
       [{ path: '/context', message: `At most ${limits.maxContextItems} context items are allowed.` }],
       `The request "context" has ${context.length} items, more than the limit of ${limits.maxContextItems}; send only the most recent ones.`,
+    );
+
+  const longItem = context.findIndex((item) => item.text.length > limits.maxContextItemChars);
+  if (longItem >= 0)
+    throw inputInvalid(
+      [
+        {
+          path: `/context/${longItem}/text`,
+          message: `The text is longer than ${limits.maxContextItemChars} characters.`,
+        },
+      ],
+      `The request "context" item ${longItem} is longer than ${limits.maxContextItemChars} characters; shorten its text or leave the item out.`,
     );
 
   const selected = selectFields(instance, request.fields ?? []);
@@ -126,18 +166,18 @@ function selectFields(instance: InstanceModel, names: readonly string[]): Resolv
     const path = toPointer(['fields', index]);
     if (seen.has(name))
       throw inputInvalid(
-        [{ path, message: `The field "${name}" is selected twice.` }],
-        `The request selects the field "${name}" twice in "fields"; list each field once.`,
+        [{ path, message: `The field ${quoteCaller(name)} is selected twice.` }],
+        `The request selects the field ${quoteCaller(name)} twice in "fields"; list each field once.`,
       );
     seen.add(name);
     const field = instance.fields.get(name);
     if (field === undefined) {
       const known = [...instance.fields.keys()];
       throw inputInvalid(
-        [{ path, message: `Unknown field "${name}".` }],
+        [{ path, message: `Unknown field ${quoteCaller(name)}.` }],
         known.length === 0
-          ? `The request selects the unknown field "${name}" in "fields"; this instance has no schema, so no field can be selected.`
-          : `The request selects the unknown field "${name}" in "fields"; known fields: ${known.join(', ')}.`,
+          ? `The request selects the unknown field ${quoteCaller(name)} in "fields"; this instance has no schema, so no field can be selected.`
+          : `The request selects the unknown field ${quoteCaller(name)} in "fields"; known fields: ${listFields(known)}.`,
       );
     }
     out.push(field);
@@ -147,32 +187,40 @@ function selectFields(instance: InstanceModel, names: readonly string[]): Resolv
 
 function checkBaselineIds(baseline: EffectiveState): void {
   const seen = new Set<string>();
-  const visit = (id: string, path: string): void => {
-    if (seen.has(id))
+  // One path, pushed and popped: the pointer is built only for the duplicate, so the walk stays linear.
+  const at: (string | number)[] = ['baseline'];
+  const visit = (id: string, ...tail: (string | number)[]): void => {
+    if (seen.has(id)) {
+      const path = toPointer([...at, ...tail]);
       throw inputInvalid(
-        [{ path, message: `The id "${id}" appears twice in the baseline.` }],
-        `The request "baseline" uses the id "${id}" twice; pass back the "effective" of an earlier result unchanged.`,
+        [{ path, message: `The id ${quoteCaller(id)} appears twice in the baseline.` }],
+        `The request "baseline" uses the id ${quoteCaller(id)} twice; pass back the "effective" of an earlier result unchanged.`,
       );
+    }
     seen.add(id);
   };
-  const walk = (intents: readonly IntentNode[], path: string): void => {
+  const walk = (intents: readonly IntentNode[]): void => {
     intents.forEach((intent, i) => {
-      const at = `${path}/${i}`;
-      visit(intent.id, `${at}/id`);
+      at.push(i);
+      visit(intent.id, 'id');
       intent.constraints.forEach((c, j) => {
-        visit(c.id, `${at}/constraints/${j}/id`);
+        visit(c.id, 'constraints', j, 'id');
       });
-      walk(intent.children, `${at}/children`);
+      at.push('children');
+      walk(intent.children);
+      at.length -= 2;
     });
   };
-  walk(baseline.intents, '/baseline/intents');
+  at.push('intents');
+  walk(baseline.intents);
+  at.length = 1;
   baseline.constraints.forEach((c, j) => {
-    visit(c.id, `/baseline/constraints/${j}/id`);
+    visit(c.id, 'constraints', j, 'id');
   });
   baseline.relations.forEach((r, j) => {
-    visit(r.id, `/baseline/relations/${j}/id`);
+    visit(r.id, 'relations', j, 'id');
   });
   baseline.unresolved.forEach((u, j) => {
-    visit(u.id, `/baseline/unresolved/${j}/id`);
+    visit(u.id, 'unresolved', j, 'id');
   });
 }

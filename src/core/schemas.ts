@@ -28,6 +28,12 @@ export type LanguageOption = z.infer<typeof LanguageOptionSchema>;
 // ---------------------------------------------------------------------------------------------------------------------
 // Limits and instance configuration
 
+/** Bounds of `limits.maxNestingDepth`: the candidate shape needs the minimum; the maximum is stack-safe (tested). */
+export const MIN_NESTING_DEPTH = 16;
+export const MAX_NESTING_DEPTH = 128;
+/** How many more levels a request may nest than a candidate (see `limits.maxNestingDepth`). */
+export const REQUEST_EXTRA_DEPTH = 2;
+
 /** Resource limits. Every key has a default; `IntentConfig.limits` and adapter `limits` override some of them. */
 export const LimitsSchema = z
   .object({
@@ -43,6 +49,20 @@ export const LimitsSchema = z
       .default(1024 * 1024),
     /** Most live (non-terminal) host requests per session; the next prepare gets `CAPACITY_EXCEEDED`. */
     maxPendingPerSession: z.int().min(1).max(1_000_000).default(64),
+    /** Longest `text` of one `context` item, in characters; a longer one is `INPUT_INVALID` naming its index. */
+    maxContextItemChars: z.int().min(1).max(10_000_000).default(20_000),
+    /**
+     * Deepest nesting of arrays and objects in a candidate (the root is 1); deeper is a correctable format error. The
+     * request's arguments may nest two levels more, so that a result's `effective` passed back as `baseline` always
+     * fits. The maximum keeps every recursive step after the check (zod, the walks, `JSON.stringify`) far from the
+     * stack's end.
+     */
+    maxNestingDepth: z.int().min(MIN_NESTING_DEPTH).max(MAX_NESTING_DEPTH).default(64),
+    /**
+     * Longest string a field's `pattern` runs on, in characters: the pattern is configuration but the value is caller
+     * text, so a longer value is `invalid` without running the pattern (any pattern stays polynomial in this bound).
+     */
+    maxPatternValueChars: z.int().min(1).max(100_000).default(1_000),
   })
   .strict();
 export type Limits = z.infer<typeof LimitsSchema>;
@@ -159,7 +179,12 @@ export const SourceRefSchema = z
   .strict();
 export type SourceRef = z.infer<typeof SourceRefSchema>;
 
-const idOf = (kind: string) => z.string().regex(new RegExp(`^${kind}-[1-9][0-9]*$`), `must look like "${kind}-N"`);
+/**
+ * Ids number from 1 with at most 15 digits: the numbers stay exact in a JavaScript number (the next id is the highest
+ * plus one; past 2^53 a baseline could make normalisation hand out an id it already holds), and an id is short.
+ */
+const idOf = (kind: string) =>
+  z.string().regex(new RegExp(`^${kind}-[1-9][0-9]{0,14}$`), `must look like "${kind}-N" with N of at most 15 digits`);
 export const IntentIdSchema = idOf('intent');
 export const ConstraintIdSchema = idOf('constraint');
 export const RelationIdSchema = idOf('relation');

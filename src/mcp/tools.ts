@@ -3,8 +3,8 @@
  * a model can act on, truthful annotations, and the argument parsers built from the same zod schemas.
  */
 import { z } from 'zod';
-import { IntentError } from '../core/errors.js';
-import { zodIssuesToFeedback } from '../core/feedback.js';
+import { IntentError, quoteCaller } from '../core/errors.js';
+import { unknownTopLevelKey, zodIssuesToFeedback } from '../core/feedback.js';
 import {
   CancelReasonSchema,
   HostCancelReplySchema,
@@ -50,11 +50,17 @@ export interface IntentMcpToolDefinition {
 const toJson = (schema: z.ZodType, io: 'input' | 'output'): JsonSchemaObject =>
   z.toJSONSchema(schema, { target: 'draft-2020-12', io });
 
+/**
+ * Longest `requestId` / `submissionToken` accepted (ours are 36 and 43 characters): a longer one cannot name a request,
+ * and bounding it here keeps every later reply that carries the requestId small.
+ */
+export const MAX_HANDLE_CHARS = 256;
+
 /** `intent_accept` arguments. `candidateText` must be the candidate as one string (spec 04). */
 export const AcceptArgsSchema = z
   .object({
-    requestId: z.string().describe('the requestId from intent_prepare'),
-    submissionToken: z.string().describe('the submissionToken from intent_prepare'),
+    requestId: z.string().max(MAX_HANDLE_CHARS).describe('the requestId from intent_prepare'),
+    submissionToken: z.string().max(MAX_HANDLE_CHARS).describe('the submissionToken from intent_prepare'),
     candidateText: z
       .string()
       .describe('the complete candidate: one JSON document following the task outputSchema, sent as a string'),
@@ -64,7 +70,7 @@ export const AcceptArgsSchema = z
 /** `intent_cancel` arguments. */
 export const CancelArgsSchema = z
   .object({
-    requestId: z.string().describe('the requestId from intent_prepare'),
+    requestId: z.string().max(MAX_HANDLE_CHARS).describe('the requestId from intent_prepare'),
     reason: CancelReasonSchema.optional().describe(
       '"cancelled" (default), "refusal" when you will not write the candidate, "incomplete" when your output was cut off',
     ),
@@ -138,16 +144,13 @@ export function parseArgs<T>(schema: z.ZodType<T>, args: unknown, tool: string):
   if (parsed.success) return parsed.data;
   const items = zodIssuesToFeedback(parsed.error.issues, args);
   const first = items[0];
+  const unknown = unknownTopLevelKey(parsed.error.issues);
   let message = `The arguments of ${tool} are invalid; check them against the tool's inputSchema.`;
   if (args === null || typeof args !== 'object' || Array.isArray(args))
     message = `The arguments of ${tool} must be a JSON object; check them against the tool's inputSchema.`;
-  else if (first !== undefined) {
-    const unknown = /^Remove the key "(.*)"/.exec(first.message);
-    message =
-      unknown !== null
-        ? `The arguments of ${tool} have an unknown key "${unknown[1] ?? ''}"; remove it.`
-        : `The arguments of ${tool} are invalid at "${first.path}": ${first.message}`;
-  }
+  else if (unknown !== undefined)
+    message = `The arguments of ${tool} have an unknown key ${quoteCaller(unknown)}; remove it.`;
+  else if (first !== undefined) message = `The arguments of ${tool} are invalid at "${first.path}": ${first.message}`;
   return rejectInput(message, items);
 }
 
