@@ -13,6 +13,8 @@ export {
   isIntentError,
   ERROR_CODES,
   ERROR_CATEGORIES,
+  MAX_ERROR_TEXT_CHARS,
+  QUOTE_MAX_CHARS,
   type IntentErrorCode,
   type IntentErrorCategory,
   type IntentErrorOptions,

@@ -18,6 +18,8 @@ const DOCUMENTED = [
   'isIntentError',
   'ERROR_CODES',
   'ERROR_CATEGORIES',
+  'MAX_ERROR_TEXT_CHARS',
+  'QUOTE_MAX_CHARS',
   // The public shapes (zod schemas)
   'SCHEMA_VERSION',
   'LimitsSchema',

@@ -44,8 +44,9 @@ export interface IntentMcpAdapterConfig {
   toolPrefix?: string;
   /**
    * Limits of this adapter's sessions: `maxPendingPerSession` (default 64) and `maxCandidateBytes` (default 1 MiB) are
-   * the adapter's own; `maxInputChars` and `maxContextItems` cap every request on top of its instance's limits (the
-   * lower one applies).
+   * the adapter's own; `maxInputChars`, `maxContextItems` and `maxContextItemChars` cap every request on top of its
+   * instance's limits (the lower one applies). The other keys (`maxNestingDepth`, `maxPatternValueChars`) are the
+   * instances' own.
    */
   limits?: LimitsOverride;
   /** Time source (tests pass an XState `SimulatedClock`). Default: the system clock. */
@@ -185,6 +186,7 @@ class Adapter implements IntentMcpAdapter {
     this.#caps = {
       ...(limits.maxInputChars === undefined ? {} : { maxInputChars: limits.maxInputChars }),
       ...(limits.maxContextItems === undefined ? {} : { maxContextItems: limits.maxContextItems }),
+      ...(limits.maxContextItemChars === undefined ? {} : { maxContextItemChars: limits.maxContextItemChars }),
     };
     this.#engine = new HandoffEngine({
       // Executor-mode records need not be retained (spec 03).

@@ -707,6 +707,22 @@ describe('arguments', () => {
   });
 });
 
+describe('adapter limits cap requests on top of the instance limits', () => {
+  it('limits.maxContextItemChars caps a context item: INPUT_INVALID naming the item, nothing prepared', async () => {
+    const adapter = hostAdapter({ limits: { maxContextItemChars: 10 } });
+    const session = adapter.connect({ protocolVersion: '2025-11-25' });
+    const long = { role: 'user', text: 'x'.repeat(11) };
+    const error = errorOf(
+      await session.callTool('intent_prepare', { ...SEED_ARGS, context: [{ role: 'user', text: 'ok' }, long] }),
+      'INPUT_INVALID',
+    );
+    expect(error.message).toContain('item 1');
+    expect(JSON.stringify(error)).not.toContain(long.text);
+    expect(adapter.snapshot().sessions[0]?.live).toEqual([]);
+    await prepare(session, { ...SEED_ARGS, context: [{ role: 'user', text: 'x'.repeat(10) }] });
+  });
+});
+
 describe('the golden sample [SEED-GOLDEN] [SEED-ENVELOPES]', () => {
   it('[SEED-PARSE-ONLY] intent_parse with the seed request and a scripted executor gives the seed reply, byte for byte', async () => {
     const { executor, calls } = scriptedExecutor(SEED_CANDIDATE, SEED_CANDIDATE);
