@@ -11,10 +11,36 @@ function testFiles(dir: string): string[] {
   });
 }
 
-const sources = testFiles(new URL('.', import.meta.url).pathname).map((f) => readFileSync(f, 'utf8'));
-const claimed = (id: string): boolean => sources.some((s) => s.includes(`[${id}]`));
+/**
+ * The titles of the tests and suites that run: the first string argument of `it`, `test` and `describe` (also after
+ * `.each(...)`), never comments, and never `.skip` / `.todo`.
+ */
+const TITLE =
+  /(?:\b(?:it|test|describe)(?:\.(?:only|concurrent|sequential))?\(|\.each(?:<[^>]*>)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\()\s*(['"`])((?:(?!\1)[^\\]|\\.)*)\1/g;
+function titlesOf(source: string): string[] {
+  return [...source.matchAll(TITLE)].map((m) => m[2] ?? '');
+}
+
+const titles = testFiles(new URL('.', import.meta.url).pathname).flatMap((f) => titlesOf(readFileSync(f, 'utf8')));
+const claimed = (id: string): boolean => titles.some((t) => t.includes(`[${id}]`));
 
 describe('requirements', () => {
+  it('counts claims in test titles only, not in comments or skipped tests', () => {
+    const source = [
+      '// [IN-COMMENT]',
+      "it.skip('[SKIPPED] x', () => {});",
+      "it('[TITLE] x', () => {});",
+      "describe('[SUITE] y', () => {});",
+      "it.each([[1, 2]])('[EACH] %s', () => {});",
+      "it.each<[string, unknown]>([['a', 1]])('[EACH-TYPED] %s', () => {});",
+      "it.each(ROWS.map((r) => ({ row: r })))('[EACH-NESTED] $label', () => {});",
+      "const text = '[IN-STRING]';",
+    ].join('\n');
+    const found = titlesOf(source).join(' ');
+    for (const id of ['TITLE', 'SUITE', 'EACH', 'EACH-TYPED', 'EACH-NESTED']) expect(found).toContain(`[${id}]`);
+    for (const id of ['IN-COMMENT', 'SKIPPED', 'IN-STRING']) expect(found).not.toContain(`[${id}]`);
+  });
+
   it('has unique ids', () => {
     const ids = requirements.map((r) => r.id);
     expect(new Set(ids).size).toBe(ids.length);

@@ -238,6 +238,14 @@ export const requirements: Requirement[] = [
     text: 'A validation that crashes ends the request with its own answer and reason (internal_error), never a host reason.',
   },
   {
+    id: 'S03-ENGINE-PATHS',
+    text: 'The real engine, driven along every simple path of the machine, gives the reply spec 03 gives at every step.',
+  },
+  {
+    id: 'PUBLIC-SURFACE',
+    text: 'The package entry exports exactly what the README documents; internals are not reachable from it.',
+  },
+  {
     id: 'S03-PREPARE-ATOMIC',
     text: 'A request is registered only once its HostTask is fully built and serialised; a failed prepare leaves nothing live.',
   },

@@ -281,16 +281,19 @@ const badRequests: BadCase[] = [
 ];
 
 describe('prepareRequest refuses bad requests', () => {
-  it.each(badRequests)('$what → INPUT_INVALID naming it', ({ instance, request, names, pointer }) => {
-    const error = thrownBy(() => prepareRequest(instance ?? withSchema, request, NOW));
-    expect(error.code).toBe('INPUT_INVALID');
-    expect(error.category).toBe('input');
-    expect(error.retryable).toBe(false);
-    expect(error.message).toContain(names);
-    const issues = FeedbackItemSchema.array().min(1).parse(error.details?.['issues']);
-    for (const issue of issues) expect(issue.path).toMatch(JSON_POINTER);
-    expect(issues.map((i) => i.path)).toContain(pointer);
-  });
+  it.each(badRequests)(
+    '[S02-REQ-UNKNOWN-KEY] [SEED-FORBIDDEN-KEYS] $what → INPUT_INVALID naming it',
+    ({ instance, request, names, pointer }) => {
+      const error = thrownBy(() => prepareRequest(instance ?? withSchema, request, NOW));
+      expect(error.code).toBe('INPUT_INVALID');
+      expect(error.category).toBe('input');
+      expect(error.retryable).toBe(false);
+      expect(error.message).toContain(names);
+      const issues = FeedbackItemSchema.array().min(1).parse(error.details?.['issues']);
+      for (const issue of issues) expect(issue.path).toMatch(JSON_POINTER);
+      expect(issues.map((i) => i.path)).toContain(pointer);
+    },
+  );
 
   it('[SEED-SIGNAL] refuses an AbortSignal passed inside the request: cancellation is never part of the request JSON', () => {
     const error = thrownBy(() => prepareRequest(noSchema, { input: 'hi', signal: AbortSignal.abort() }, NOW));
