@@ -34,6 +34,8 @@
  *   then (an internal raise and an extra macrostep), measured in BENCHMARKS.md.
  */
 import { assign, emit, setup } from 'xstate';
+import type { FeedbackItem } from '../src/core/errors.js';
+import type { HostCancelReason } from '../src/core/schemas.js';
 
 /** Validations per request: the first plus one correction (spec 03). */
 export const VALIDATION_BUDGET = 2;
@@ -44,22 +46,17 @@ export interface CandidateIdentity {
   readonly text: string;
 }
 
-export interface FeedbackIssue {
-  readonly path: string;
-  readonly message: string;
-}
-
 /**
  * What the validation produced: the result's JSON text, the correctable problems of the candidate, or a crash of the
  * validation itself (a bug: the request ends, every waiter learns it).
  */
 export type ValidationOutcome =
   | { readonly ok: true; readonly text: string }
-  | { readonly ok: false; readonly issues: readonly FeedbackIssue[] }
+  | { readonly ok: false; readonly issues: readonly FeedbackItem[] }
   | { readonly ok: false; readonly crashed: true };
 
 /** Why a request was cancelled: the host's three reasons, a caller's abort, a session close, or a crashed validation. */
-export type CancelReason = 'cancelled' | 'refusal' | 'incomplete' | 'aborted' | 'session_closed' | 'internal_error';
+export type CancelReason = HostCancelReason | 'aborted' | 'session_closed' | 'internal_error';
 
 /** Whether this request's model is the MCP client's (host) or the server's own executor (spec 03, "Executor mode"). */
 export type HandoffMode = 'host' | 'executor';
@@ -117,7 +114,7 @@ export interface HandoffInput {
 export type HandoffEvent =
   | { type: 'ACCEPT'; candidate: CandidateIdentity; at: number }
   | ({ type: 'VALIDATED'; at: number } & ValidationOutcome)
-  | { type: 'CANCEL'; reason: 'cancelled' | 'refusal' | 'incomplete' | 'aborted'; at: number }
+  | { type: 'CANCEL'; reason: HostCancelReason | 'aborted'; at: number }
   | { type: 'DEADLINE' }
   | { type: 'CLOSE'; at: number };
 

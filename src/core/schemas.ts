@@ -431,8 +431,9 @@ export const HostTaskSchema = z
   .strict();
 export type HostTask = z.infer<typeof HostTaskSchema>;
 
-export const CancelReasonSchema = z.enum(['cancelled', 'refusal', 'incomplete']);
-export type CancelReason = z.infer<typeof CancelReasonSchema>;
+/** The reasons a host gives `intent_cancel` (spec 03); the machine adds its own (`CancelReason` in machines/). */
+export const HostCancelReasonSchema = z.enum(['cancelled', 'refusal', 'incomplete']);
+export type HostCancelReason = z.infer<typeof HostCancelReasonSchema>;
 
 export const HostCancelReplySchema = z
   .object({ requestId: z.string(), status: z.enum(['cancelled', 'already_cancelled', 'already_completed']) })

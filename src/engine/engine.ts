@@ -12,7 +12,7 @@ import { IntentError, toIntentError } from '../core/errors.js';
 import type { InstanceModel } from '../core/instance.js';
 import { normalizeCandidate } from '../core/normalize.js';
 import { prepareRequest, type PreparedRequest, type RequestCaps } from '../core/request.js';
-import type { CancelReason as HostCancelReason, HostCancelReply, HostTask, IntentResult } from '../core/schemas.js';
+import type { HostCancelReason, HostCancelReply, HostTask, IntentResult } from '../core/schemas.js';
 import { validateCandidate } from '../core/validate.js';
 import {
   handoffMachine,

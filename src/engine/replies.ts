@@ -3,7 +3,7 @@
  * rendering is deterministic: the same outcome always gives the same bytes, which is what replay relies on.
  */
 import { IntentError } from '../core/errors.js';
-import type { FeedbackIssue } from '../../machines/handoff.js';
+import type { FeedbackItem } from '../core/errors.js';
 
 export type HandoffReply =
   | { readonly isError: false; readonly text: string; readonly value: object }
@@ -52,7 +52,7 @@ export const handoffErrors = {
       'The session was closed; open a new connection and call intent_prepare again.',
       requestId === undefined ? {} : { requestId },
     ),
-  candidateInvalid: (requestId: string, issues: readonly FeedbackIssue[]) =>
+  candidateInvalid: (requestId: string, issues: readonly FeedbackItem[]) =>
     new IntentError(
       'CANDIDATE_INVALID',
       `The candidate has ${issues.length === 1 ? 'a format problem' : `${issues.length} format problems`}; fix exactly the listed issues once and submit the whole corrected candidate with the same requestId and submissionToken.`,
@@ -64,7 +64,7 @@ export const handoffErrors = {
         },
       },
     ),
-  candidateRejected: (requestId: string, issues: readonly FeedbackIssue[]) =>
+  candidateRejected: (requestId: string, issues: readonly FeedbackItem[]) =>
     new IntentError(
       'CANDIDATE_REJECTED',
       'The corrected candidate still has format problems and the one correction is spent; do not resubmit, call intent_prepare for a new request instead.',

@@ -166,7 +166,7 @@ class Adapter implements IntentMcpAdapter {
   readonly #byName = new Map<string, ToolKind>();
   readonly #maxCandidateBytes: number;
   readonly #caps: RequestCaps;
-  readonly #sessions = new Set<Session>();
+  readonly #sessions = new Set<AdapterSession>();
   #closed = false;
 
   constructor(
@@ -210,7 +210,7 @@ class Adapter implements IntentMcpAdapter {
       throw new IntentError('CONFIG_INVALID', 'This adapter was closed; create a new adapter to accept connections.', {
         category: 'transport',
       });
-    const session = new Session(this, this.#engine.openSession(parsed.data.label), parsed.data.protocolVersion);
+    const session = new AdapterSession(this, this.#engine.openSession(parsed.data.label), parsed.data.protocolVersion);
     this.#sessions.add(session);
     return session;
   }
@@ -233,7 +233,7 @@ class Adapter implements IntentMcpAdapter {
   }
 
   /** @internal */
-  forget(session: Session): void {
+  forget(session: AdapterSession): void {
     this.#sessions.delete(session);
   }
 
@@ -315,7 +315,7 @@ class Adapter implements IntentMcpAdapter {
   }
 }
 
-class Session implements IntentMcpSession {
+class AdapterSession implements IntentMcpSession {
   readonly id: string;
   readonly protocolVersion: ProtocolVersion;
   readonly #adapter: Adapter;

@@ -71,10 +71,10 @@ export async function mountIntentMcpTools(
   server: McpServer | Server,
   options: MountIntentMcpToolsOptions = {},
 ): Promise<IntentMcpMount> {
-  const low = server instanceof McpServer ? server.server : server;
+  const protocolServer = server instanceof McpServer ? server.server : server;
   // The low-level Server is deprecated for building tools by hand, not for mounting: spec 04 supports both.
   // eslint-disable-next-line @typescript-eslint/no-deprecated
-  if (!(low instanceof Server))
+  if (!(protocolServer instanceof Server))
     throw new IntentError(
       'CONFIG_INVALID',
       'mountIntentMcpTools needs an McpServer or a Server from @modelcontextprotocol/server.',
@@ -89,7 +89,7 @@ export async function mountIntentMcpTools(
       // Someone already set tools/list by hand; we chain whatever is there.
     }
   }
-  const access = low as unknown as HandlerAccess;
+  const access = protocolServer as unknown as HandlerAccess;
   const originalList = access._getRequestHandler('tools/list');
   const originalCall = access._getRequestHandler('tools/call');
 
@@ -110,15 +110,15 @@ export async function mountIntentMcpTools(
     session = undefined;
     if (current !== undefined) await current.close();
   };
-  const previousOnclose = low.onclose;
-  low.onclose = () => {
+  const previousOnclose = protocolServer.onclose;
+  protocolServer.onclose = () => {
     closedByOwner = false;
     void closeSession();
     previousOnclose?.();
   };
 
-  low.registerCapabilities({ tools: low.getCapabilities().tools ?? {} });
-  low.setRequestHandler('tools/list', async (request, ctx) => {
+  protocolServer.registerCapabilities({ tools: protocolServer.getCapabilities().tools ?? {} });
+  protocolServer.setRequestHandler('tools/list', async (request, ctx) => {
     const own = originalList === undefined ? { tools: [] } : await originalList(request, ctx);
     const tools = (own['tools'] ?? []) as object[];
     // With a paginated original list, ours go on its last page only, so every tool is listed exactly once.
@@ -126,7 +126,7 @@ export async function mountIntentMcpTools(
     return { ...own, tools: last ? [...tools, ...adapter.tools] : tools } as never;
   });
   const ours = new Set(adapter.tools.map((t) => t.name));
-  low.setRequestHandler('tools/call', async (request, ctx) => {
+  protocolServer.setRequestHandler('tools/call', async (request, ctx) => {
     const { name } = request.params;
     if (!ours.has(name)) {
       // Exact fall-through: every other name goes to the server's own handler, untouched.
@@ -136,7 +136,7 @@ export async function mountIntentMcpTools(
     // One adapter session per connection needs the connection's revision, which is what this accessor reports on both
     // eras (the per-request envelope would only repeat it on 2026-07-28).
     // eslint-disable-next-line @typescript-eslint/no-deprecated
-    const version = low.getNegotiatedProtocolVersion() ?? '';
+    const version = protocolServer.getNegotiatedProtocolVersion() ?? '';
     if (closedByOwner || (session === undefined && adapter.closed))
       return errorEnvelope(handoffErrors.sessionClosed(), version) as never;
     if (session === undefined) {

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { IntentError, quoteCaller } from '../core/errors.js';
 import { unknownTopLevelKey, zodIssuesToFeedback } from '../core/feedback.js';
 import {
-  CancelReasonSchema,
+  HostCancelReasonSchema,
   HostCancelReplySchema,
   HostTaskSchema,
   IntentResultSchema,
@@ -71,7 +71,7 @@ export const AcceptArgsSchema = z
 export const CancelArgsSchema = z
   .object({
     requestId: z.string().max(MAX_HANDLE_CHARS).describe('the requestId from intent_prepare'),
-    reason: CancelReasonSchema.optional().describe(
+    reason: HostCancelReasonSchema.optional().describe(
       '"cancelled" (default), "refusal" when you will not write the candidate, "incomplete" when your output was cut off',
     ),
   })
