@@ -8,12 +8,12 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { HANDOFF_STATES } from '../machines/handoff.js';
 import { IntentError } from './core/errors.js';
 import { toDot, toMermaid } from './engine/diagram.js';
-import { buildAdapter, resolveServe, startServe, type ServeFlags } from './server/app.js';
+import { DRAIN_TIMEOUT_MS, buildAdapter, resolveServe, startServe, type ServeFlags } from './server/app.js';
 import { LOG_LEVELS, createLogger } from './server/logger.js';
 import { VERSION } from './version.js';
 
-/** Shutdown must finish within this many ms (spec 05: exit 0 within 5 s). */
-const SHUTDOWN_GRACE_MS = 4000;
+/** Shutdown must finish within this many ms (spec 05: exit 0 within 5 s); the drain takes at most DRAIN_TIMEOUT_MS of it. */
+const SHUTDOWN_GRACE_MS = 4500;
 
 function fail(message: string): never {
   process.stderr.write(`intent-mcp: ${message}\n`);
@@ -71,6 +71,26 @@ program
     integer(1000, 2_147_483_647),
   )
   .option(
+    '--session-init-idle-ms <ms>',
+    'close HTTP sessions that made no request after initialize this long (default 30000)',
+    integer(100, 2_147_483_647),
+  )
+  .option(
+    '--max-buffered-bytes <n>',
+    'request body bytes buffered at once across HTTP connections, 503 beyond (default 67108864)',
+    integer(1024, Number.MAX_SAFE_INTEGER),
+  )
+  .option(
+    '--headers-timeout-ms <ms>',
+    'time an HTTP client has to send request headers (default 10000)',
+    integer(100, 2_147_483_647),
+  )
+  .option(
+    '--body-timeout-ms <ms>',
+    'time an HTTP client has to send a request body, 408 beyond (default 30000)',
+    integer(100, 2_147_483_647),
+  )
+  .option(
     '--timeout-ms <ms>',
     'recognition deadline for every instance, counted from prepare',
     integer(1, 2_147_483_647),
@@ -87,7 +107,7 @@ program
         stopping = true;
         logger.info('shutting down', { signal });
         setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
-        void running.close().finally(() => process.exit(0));
+        void running.close(DRAIN_TIMEOUT_MS).finally(() => process.exit(0));
       };
       process.on('SIGINT', () => {
         stop('SIGINT');
@@ -128,7 +148,13 @@ program
               publicOrigin: resolved.publicOrigin?.origin ?? null,
               maxSessions: resolved.maxSessions,
               sessionIdleMs: resolved.sessionIdleMs,
+              sessionInitIdleMs: resolved.sessionInitIdleMs,
+              maxBufferedBytes: resolved.maxBufferedBytes,
+              headersTimeoutMs: resolved.headersTimeoutMs,
+              bodyTimeoutMs: resolved.bodyTimeoutMs,
+              refusalLogsPerMinute: resolved.refusalLogsPerMinute,
             },
+            stdio: { maxMessageBytes: resolved.stdioMaxMessageBytes },
           },
           null,
           2,
