@@ -63,7 +63,10 @@ program
   .option('--host <host>', 'HTTP listen address (default 127.0.0.1)')
   .option('--port <port>', 'HTTP port (default 3001)', integer(0, 65535))
   .option('--path <path>', 'HTTP path of the MCP endpoint (default /mcp)')
-  .option('--public-origin <url>', 'public http(s) origin clients use; required when binding 0.0.0.0 or ::')
+  .option(
+    '--public-origin <url>',
+    'public http(s) origin clients use; required when listening on every interface (0.0.0.0, :: or any spelling of them)',
+  )
   .option('--max-sessions <n>', 'most concurrent HTTP sessions (default 256)', integer(1, 1_000_000))
   .option(
     '--session-idle-ms <ms>',

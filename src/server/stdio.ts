@@ -6,6 +6,7 @@
  * an error, and a count of unanswered requests for the graceful drain.
  */
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { IntentError } from '../core/errors.js';
 import type { IntentMcpAdapter } from '../mcp/adapter.js';
 import { rateLimitedLog, type Logger } from './logger.js';
 import { createMountedServer, type MountedServer } from './mcpServer.js';
@@ -41,6 +42,11 @@ export function serveOverStdio(
   logger: Logger,
   options: StdioServeOptions,
 ): RunningStdioServer {
+  if (!Number.isSafeInteger(options.maxMessageBytes) || options.maxMessageBytes < 1)
+    throw new IntentError(
+      'CONFIG_INVALID',
+      `serveOverStdio option maxMessageBytes must be a positive integer (got ${String(options.maxMessageBytes).slice(0, 40)}).`,
+    );
   const refusalLog = rateLimitedLog(logger, REFUSAL_LOGS_PER_MINUTE);
   const transport = new StdioLineTransport({
     maxMessageBytes: options.maxMessageBytes,

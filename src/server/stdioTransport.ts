@@ -39,6 +39,8 @@ export interface StdioLineTransportOptions {
   output?: Writable;
   /** Told once per refused line (oversized, not JSON, not JSON-RPC), with a short reason; for logs. */
   onRefused?: (reason: string, bytes: number) => void;
+  /** When the input ends, how long to wait for the requests already read to be answered before closing. Default 3000. */
+  endDrainMs?: number;
 }
 
 /**
@@ -172,6 +174,8 @@ export class StdioLineTransport implements Transport {
   #writesInFlight = 0;
   #flushWaiters: (() => void)[] = [];
   #lastInputAt = 0;
+  #ending = false;
+  readonly #endDrainMs: number;
 
   constructor(options: StdioLineTransportOptions) {
     if (!Number.isSafeInteger(options.maxMessageBytes) || options.maxMessageBytes < 1)
@@ -180,6 +184,7 @@ export class StdioLineTransport implements Transport {
     this.#input = options.input ?? process.stdin;
     this.#output = options.output ?? process.stdout;
     this.#onRefused = options.onRefused;
+    this.#endDrainMs = options.endDrainMs ?? 3000;
   }
 
   /** Requests delivered to the server and not answered yet. */
@@ -271,7 +276,11 @@ export class StdioLineTransport implements Transport {
   };
 
   readonly #onEnd = (): void => {
-    void this.close();
+    if (this.#ending || this.#closed) return;
+    this.#ending = true;
+    // The client closed its end after writing its requests (`printf ... | intent-mcp`): answer what was read, within
+    // a bound, before closing, instead of dropping the requests still in flight.
+    void this.whenAnswered(this.#endDrainMs).then(() => this.close());
   };
 
   readonly #onInputError = (error: Error): void => {

@@ -183,6 +183,40 @@ describe('StdioLineTransport in process [item 7]', () => {
   });
 });
 
+describe('stdin closed by the client [item 8]', () => {
+  it(
+    'requests written before the end of stdin are all answered before the process exits 0',
+    async () => {
+      ensureBuilt();
+      const child = startCli([]);
+      const lines = [
+        {
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1.0.0' } },
+        },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+        ...Array.from({ length: 20 }, (_, i) => ({
+          jsonrpc: '2.0',
+          id: 10 + i,
+          method: 'tools/call',
+          params: { name: 'intent_prepare', arguments: SEED_ARGS },
+        })),
+      ];
+      child.child.stdin?.end(lines.map((l) => JSON.stringify(l) + '\n').join(''));
+      const exit = await child.waitForExit(8000);
+      expect(exit.timedOut).toBe(false);
+      expect(exit.code).toBe(0);
+      const answered = new Set(linesOf(child).map((l) => l.id));
+      for (const id of [0, 1, ...Array.from({ length: 20 }, (_, i) => 10 + i)])
+        expect(answered.has(id), `id ${id}`).toBe(true);
+    },
+    SPAWN_TIMEOUT,
+  );
+});
+
 describe('SIGTERM with validations in flight [item 8]', () => {
   it(
     'every one of 60 pipelined accepts gets a response, and the process exits 0',
