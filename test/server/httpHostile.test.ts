@@ -12,6 +12,7 @@ import { Intent } from '../../src/intent.js';
 import { createIntentMcpAdapter, type IntentMcpAdapter } from '../../src/mcp/adapter.js';
 import { MAX_BODY_BYTES, serveHttp, type HttpServeOptions } from '../../src/server/http.js';
 import { createLogger, rateLimitedLog } from '../../src/server/logger.js';
+import { startFakeOpenAI, stopFakeOpenAI } from '../support/fakeOpenAI.js';
 import { startBuiltServer } from '../support/httpChild.js';
 import {
   hostAdapter,
@@ -26,6 +27,7 @@ import {
   type InProcessServer,
 } from '../support/httpHelpers.js';
 import { SEED_ARGS, hangingExecutor } from '../support/mcpFixtures.js';
+import { configDir, writeConfig } from '../support/serverProcess.js';
 
 const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
@@ -184,6 +186,35 @@ describe('DELETE and shutdown drain [item 8]', () => {
     const result = messageOf(answer).result as { isError: boolean; content: { text: string }[] };
     expect(toolErrorCodeOf(result.content[0]?.text ?? '')).toBe('SESSION_CLOSED');
   });
+});
+
+describe('SIGTERM drain of the built command [item 8]', () => {
+  it('a POST waiting on the model gets SESSION_CLOSED, then the process exits 0', async () => {
+    const fake = await startFakeOpenAI();
+    cleanups.push(() => stopFakeOpenAI(fake));
+    fake.reply({ hang: true });
+    const config = writeConfig(configDir(), 'executor.json', {
+      mode: 'executor',
+      instances: { main: { executor: { kind: 'openai-compatible', baseUrl: fake.baseUrl, model: 'm' } } },
+    });
+    const child = await startBuiltServer(['--config', config]);
+    cleanups.push(() => child.stop());
+    const session = await rawSession(child.url);
+    const call = session.post({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'intent_parse', arguments: SEED_ARGS },
+    });
+    await fake.request(1);
+    const exit = child.stop();
+    const answer = await call;
+    expect(await exit).toBe(0);
+    const message = messageOf(answer);
+    expect(message.id).toBe(7);
+    const result = message.result as { isError: boolean; content: { text: string }[] };
+    expect(toolErrorCodeOf(result.content[0]?.text ?? '')).toBe('SESSION_CLOSED');
+  }, 30_000);
 });
 
 describe('session slots and options [item 13]', () => {
