@@ -80,8 +80,8 @@ program
   )
   .option(
     '--max-buffered-bytes <n>',
-    'request body bytes buffered at once across HTTP connections, 503 beyond (default 67108864)',
-    integer(1024, Number.MAX_SAFE_INTEGER),
+    'request body bytes buffered at once across HTTP connections, 503 beyond (default 67108864, at least 4194304)',
+    integer(4 * 1024 * 1024, Number.MAX_SAFE_INTEGER),
   )
   .option(
     '--headers-timeout-ms <ms>',

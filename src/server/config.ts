@@ -27,7 +27,11 @@ export const HttpConfigSchema = z
     maxSessions: z.int().min(1).max(1_000_000).optional(),
     sessionIdleMs: z.int().min(1000).max(2_147_483_647).optional(),
     sessionInitIdleMs: z.int().min(100).max(2_147_483_647).optional(),
-    maxBufferedBytes: z.int().min(1024).max(Number.MAX_SAFE_INTEGER).optional(),
+    maxBufferedBytes: z
+      .int()
+      .min(4 * 1024 * 1024)
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional(),
     headersTimeoutMs: z.int().min(100).max(2_147_483_647).optional(),
     bodyTimeoutMs: z.int().min(100).max(2_147_483_647).optional(),
     refusalLogsPerMinute: z.int().min(1).max(1_000_000).optional(),
@@ -145,8 +149,9 @@ export const QUOTE_CHARS = 80;
 /** `value` for a message: at most {@link QUOTE_CHARS} characters, JSON-quoted, with anything before an "@" masked. */
 function shownOrigin(value: string): string {
   const head = value.slice(0, QUOTE_CHARS * 4);
-  // Never echo credentials back, even in a refusal: everything between "//" and the last "@" of the authority goes.
-  const masked = head.replace(/^([^/]*\/\/)([^/?#\\]*)@/, '$1***@');
+  // Never echo credentials back, even in a refusal: everything after the scheme up to the last "@" goes, whatever the
+  // slashes (a mistyped "https:user:pass@host" has none).
+  const masked = head.replace(/^([A-Za-z][A-Za-z0-9+.-]*:[/\\]*)?[^?#]*@/, '$1***@');
   const short = masked.length > QUOTE_CHARS ? `${masked.slice(0, QUOTE_CHARS)}…` : masked;
   return JSON.stringify(short);
 }

@@ -18,7 +18,7 @@ import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { IntentError } from '../core/errors.js';
 import type { IntentMcpAdapter } from '../mcp/adapter.js';
 import { DEFAULTS, allowedHostsAndOrigins, isUnspecifiedAddress, type PublicOrigin } from './config.js';
-import { BodyBudget, BodyRefused, readBody } from './httpBody.js';
+import { BodyBudget, BodyRefused, MAX_BODY_BYTES, readBody } from './httpBody.js';
 import { rateLimitedLog, type Logger } from './logger.js';
 import { LEGACY_VERSIONS, createMountedServer, type MountedServer } from './mcpServer.js';
 
@@ -41,7 +41,10 @@ export interface HttpServeOptions {
    * this long instead. Default 30 000.
    */
   sessionInitIdleMs?: number;
-  /** Request body bytes buffered at once across the server; a body beyond gets 503 + `Retry-After`. Default 64 MiB. */
+  /**
+   * Request body bytes buffered at once across the server, at least 4 MiB (one whole body); a body beyond gets 503 +
+   * `Retry-After`. Default 64 MiB.
+   */
   maxBufferedBytes?: number;
   /** Time a client has to send a request's headers. Default 10 000. */
   headersTimeoutMs?: number;
@@ -106,7 +109,12 @@ function resolveLimits(options: HttpServeOptions) {
     maxSessions: positiveInteger('maxSessions', options.maxSessions),
     sessionIdleMs: positiveInteger('sessionIdleMs', options.sessionIdleMs),
     sessionInitIdleMs: positiveInteger('sessionInitIdleMs', options.sessionInitIdleMs ?? DEFAULTS.sessionInitIdleMs),
-    maxBufferedBytes: positiveInteger('maxBufferedBytes', options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes),
+    // At least one whole body must fit, or a large request would be told to retry forever.
+    maxBufferedBytes: positiveInteger(
+      'maxBufferedBytes',
+      options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes,
+      MAX_BODY_BYTES,
+    ),
     headersTimeoutMs: positiveInteger('headersTimeoutMs', options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs),
     bodyTimeoutMs: positiveInteger('bodyTimeoutMs', options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs),
     refusalLogsPerMinute: positiveInteger(

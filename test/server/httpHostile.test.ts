@@ -64,12 +64,12 @@ describe('buffered bodies and deadlines [item 11]', () => {
   });
 
   it('a chunked body with no declared length counts the bytes it sends against the cap', async () => {
-    const s = await server({ maxBufferedBytes: 64 * 1024, bodyTimeoutMs: 1500 });
-    const first = stalledPost(s.port, { sent: 60 * 1024 });
+    const s = await server({ maxBufferedBytes: MAX_BODY_BYTES, bodyTimeoutMs: 1500 });
+    const first = stalledPost(s.port, { sent: MAX_BODY_BYTES - 4096 });
     cleanups.push(() => {
       first.destroy();
     });
-    await pollUntil('the first body to be counted', () => s.server.bufferedBytes() === 60 * 1024);
+    await pollUntil('the first body to be counted', () => s.server.bufferedBytes() === MAX_BODY_BYTES - 4096);
     const second = stalledPost(s.port, { sent: 8 * 1024 });
     expect((await second.response).status).toBe(503);
     expect((await first.response).status).toBe(408);
@@ -252,6 +252,7 @@ describe('session slots and options [item 13]', () => {
     ['sessionIdleMs', Number.NaN],
     ['sessionInitIdleMs', 0.5],
     ['maxBufferedBytes', 0],
+    ['maxBufferedBytes', MAX_BODY_BYTES - 1],
     ['maxBufferedBytes', Number.POSITIVE_INFINITY],
     ['headersTimeoutMs', -1],
     ['bodyTimeoutMs', Number.NaN],
