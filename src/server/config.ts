@@ -165,6 +165,8 @@ const REG_NAME =
   /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 const IPV6_LITERAL = /^\[[0-9A-Fa-f:.]+\]$/;
 const PORT = /^[1-9][0-9]{0,4}$/;
+/** Longer than any origin a browser could send: scheme, a 253-character host and a port fit easily. */
+const MAX_ORIGIN_CHARS = 512;
 
 /** Validates `--public-origin` as typed; throws `CONFIG_INVALID` naming the rule that failed. */
 export function parsePublicOrigin(value: string): PublicOrigin {
@@ -172,6 +174,7 @@ export function parsePublicOrigin(value: string): PublicOrigin {
     throw invalid(`--public-origin ${shownOrigin(value)} is refused: ${rule}.`);
   };
   if (value.includes('*')) fail('it must not contain a wildcard "*"');
+  if (value.length > MAX_ORIGIN_CHARS) fail(`it must be at most ${MAX_ORIGIN_CHARS} characters`);
   const shape = ORIGIN_SHAPE.exec(value)?.groups;
   if (shape === undefined) {
     const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(value)?.[1]?.toLowerCase();
@@ -194,8 +197,8 @@ export function parsePublicOrigin(value: string): PublicOrigin {
   const hostText = colon <= 0 ? authority : authority.slice(0, colon);
   const portText = colon <= 0 || colon === authority.length ? undefined : authority.slice(colon);
   if (hostText === '') fail('it must name a host');
-  if (!REG_NAME.test(hostText) && !IPV6_LITERAL.test(hostText))
-    fail('the host must be a DNS name, an IPv4 address or a bracketed IPv6 address');
+  if ((!REG_NAME.test(hostText) || hostText.replace(/\.$/, '').length > 253) && !IPV6_LITERAL.test(hostText))
+    fail('the host must be a DNS name (at most 253 characters), an IPv4 address or a bracketed IPv6 address');
   if (portText !== undefined) {
     const digits = portText.slice(1);
     if (!portText.startsWith(':') || !PORT.test(digits) || Number(digits) > 65535)

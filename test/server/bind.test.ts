@@ -142,7 +142,9 @@ describe('--public-origin as typed [item 14]', () => {
     ['https:mcp.example.com', /absolute http: or https: URL/],
     ['javascript://mcp.example.com', /scheme/],
     ['https://*.example.com', /wildcard/],
-    ['https://' + 'a'.repeat(1_000_000), /DNS name/],
+    ['https://' + 'a'.repeat(1_000_000), /at most 512 characters/],
+    ['https://' + 'a.'.repeat(500_000) + 'com', /at most 512 characters/],
+    ['https://' + 'a.'.repeat(150) + 'com', /DNS name \(at most 253 characters\)/],
   ];
 
   // Titles quote a short prefix: one case is a 1 MB host.
