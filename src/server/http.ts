@@ -427,10 +427,16 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
     },
   );
 
+  // "[::1]" is how an IPv6 address is written in a URL; listen wants it bare.
+  const listenHost = /^\[[^\]]*\]$/.test(options.host) ? options.host.slice(1, -1) : options.host;
   await new Promise<void>((resolve, reject) => {
-    httpServer.once('error', reject);
-    httpServer.listen(options.port, options.host, () => {
-      httpServer.off('error', reject);
+    const onError = (error: NodeJS.ErrnoException): void => {
+      const shown = `${JSON.stringify(options.host.slice(0, 80))} port ${options.port}`;
+      reject(invalid(`Cannot listen on ${shown} (${error.code ?? error.name}); choose another --host or --port.`));
+    };
+    httpServer.once('error', onError);
+    httpServer.listen(options.port, listenHost, () => {
+      httpServer.off('error', onError);
       resolve();
     });
   });
@@ -468,7 +474,7 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
   );
   sweep.unref();
 
-  const hostForUrl = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const hostForUrl = listenHost.includes(':') ? `[${listenHost}]` : listenHost;
   return {
     url: `http://${hostForUrl}:${port}${options.path}`,
     port,

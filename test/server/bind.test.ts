@@ -98,6 +98,49 @@ describe('wildcard binds [item 6]', () => {
   });
 });
 
+describe('listen failures are refusals too', () => {
+  it('a port in use or an unknown host: exit 2 with one line, no stack trace', async () => {
+    const blocker = await serveHttp(hostAdapter(), {
+      host: '127.0.0.1',
+      port: 0,
+      path: '/mcp',
+      publicOrigin: undefined,
+      maxSessions: 4,
+      sessionIdleMs: 60_000,
+      logger: silentLogger,
+    });
+    try {
+      const busy = await runBuiltCommand(['serve', '--transport', 'http', '--port', String(blocker.port)]);
+      expect(busy.code).toBe(2);
+      expect(busy.stderr.trim().split('\n')).toHaveLength(1);
+      expect(busy.stderr).toMatch(/Cannot listen .*EADDRINUSE/);
+      const unknown = await runBuiltCommand(['serve', '--transport', 'http', '--host', 'no-such-host.invalid']);
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr.trim().split('\n')).toHaveLength(1);
+      expect(unknown.stderr).toMatch(/Cannot listen/);
+    } finally {
+      await blocker.close();
+    }
+  }, 30_000);
+
+  it('a bracketed IPv6 host is listened on bare', async () => {
+    const running = await serveHttp(hostAdapter(), {
+      host: '[::1]',
+      port: 0,
+      path: '/mcp',
+      publicOrigin: undefined,
+      maxSessions: 4,
+      sessionIdleMs: 60_000,
+      logger: silentLogger,
+    });
+    try {
+      expect(running.url).toBe(`http://[::1]:${running.port}/mcp`);
+    } finally {
+      await running.close();
+    }
+  });
+});
+
 describe('--public-origin as typed [item 14]', () => {
   const refused: [string, RegExp][] = [
     ['https://mcp.example.com/..', /dot segments/],
