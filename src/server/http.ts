@@ -176,6 +176,8 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
   const sessions = new Map<string, HttpSession>();
   const budget = new BodyBudget(limits.maxBufferedBytes);
   const refusalLog = rateLimitedLog(logger, limits.refusalLogsPerMinute);
+  // Any client can open and drop sessions in a loop: their lifecycle lines share the same per-minute budget.
+  const sessionLog = rateLimitedLog(logger, limits.refusalLogsPerMinute, 60_000, Date.now, 'info');
   let pending = 0; // sessions being initialised, counted against the cap
   let closed = false;
   let allowed = allowedHostsAndOrigins(options.port, options.publicOrigin);
@@ -184,7 +186,7 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
     if (session.closing) return;
     session.closing = true;
     sessions.delete(session.id);
-    logger.info('session closed', { session: session.id, why });
+    sessionLog('session closed', { session: session.id, why });
     // Closing the SDK server closes its transport and fires onclose, which closes the adapter session (mount.ts).
     await session.mounted.server.close().catch(() => undefined);
     await session.transport.close().catch(() => undefined);
@@ -319,7 +321,7 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
           };
           sessions.set(id, created);
           release();
-          logger.info('session opened', { session: id });
+          sessionLog('session opened', { session: id });
         },
         onsessionclosed: async (id) => {
           const session = sessions.get(id);
@@ -469,6 +471,7 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
     () => {
       void reclaimIdle();
       refusalLog.flush();
+      sessionLog.flush();
     },
     Math.min(limits.sessionIdleMs, limits.sessionInitIdleMs, 60_000),
   );
@@ -488,6 +491,7 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
       await Promise.all(live.map((s) => drainSession(s, drainMs)));
       await Promise.all(live.map((s) => closeSession(s, 'shutdown')));
       refusalLog.flush();
+      sessionLog.flush();
       await new Promise<void>((resolve) => {
         httpServer.close(() => {
           resolve();

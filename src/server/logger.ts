@@ -63,22 +63,24 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
 }
 
 export interface RateLimitedLog {
-  /** Logs at `warn` when the budget allows, else counts the line as suppressed. */
+  /** Logs at its level when the budget allows, else counts the line as suppressed. */
   (message: string, fields?: Record<string, unknown>): void;
   /** Writes the pending "suppressed K" summary now, if any (on shutdown and once per interval). */
   flush(): void;
 }
 
 /**
- * A token bucket over `logger.warn` for lines a caller can trigger at will (refused requests): at most `perInterval`
- * lines per `intervalMs`, refilled continuously; the lines over budget are counted and reported as one summary line
- * ("suppressed K") when the budget allows again or on {@link RateLimitedLog.flush}.
+ * A token bucket over one level of `logger` (default `warn`) for lines a caller can trigger at will (refused requests,
+ * sessions opened and closed): at most `perInterval` lines per `intervalMs`, refilled continuously; the lines over
+ * budget are counted and reported as one summary line ("suppressed K") when the budget allows again or on
+ * {@link RateLimitedLog.flush}.
  */
 export function rateLimitedLog(
   logger: Logger,
   perInterval: number,
   intervalMs = 60_000,
   now: () => number = Date.now,
+  level: 'info' | 'warn' = 'warn',
 ): RateLimitedLog {
   let tokens = perInterval;
   let last = now();
@@ -90,7 +92,7 @@ export function rateLimitedLog(
   };
   const summary = (): void => {
     if (suppressed === 0) return;
-    logger.warn('log lines suppressed', { suppressed, perMinute: Math.round((perInterval * 60_000) / intervalMs) });
+    logger[level]('log lines suppressed', { suppressed, perMinute: Math.round((perInterval * 60_000) / intervalMs) });
     suppressed = 0;
   };
   const log = ((message: string, fields?: Record<string, unknown>) => {
@@ -101,7 +103,7 @@ export function rateLimitedLog(
     }
     tokens -= 1;
     summary();
-    logger.warn(message, fields);
+    logger[level](message, fields);
   }) as RateLimitedLog;
   log.flush = summary;
   return log;
