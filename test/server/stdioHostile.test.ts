@@ -4,6 +4,7 @@
  * bounded, and a line is joined once); and SIGTERM with validations in flight answers every request id.
  */
 import { PassThrough } from 'node:stream';
+import fc from 'fast-check';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { stdioMessageLimit, parseServerConfig } from '../../src/server/config.js';
@@ -180,6 +181,84 @@ describe('StdioLineTransport in process [item 7]', () => {
     expect(transport.unanswered).toBe(0);
     expect(await transport.whenAnswered(10)).toBe(true);
     await transport.close();
+  });
+});
+
+describe('StdioLineTransport property [item 7]', () => {
+  type Piece =
+    | { kind: 'request'; id: number }
+    | { kind: 'oversized'; id: number; bytes: number; idLast: boolean }
+    | { kind: 'garbage'; text: string };
+
+  const LIMIT = 4096;
+  const piece: fc.Arbitrary<Piece> = fc.oneof(
+    fc.record({ kind: fc.constant('request' as const), id: fc.nat(1_000_000) }),
+    fc.record({
+      kind: fc.constant('oversized' as const),
+      id: fc.nat(1_000_000),
+      bytes: fc.integer({ min: LIMIT + 1, max: 4 * LIMIT }),
+      idLast: fc.boolean(),
+    }),
+    fc.record({
+      kind: fc.constant('garbage' as const),
+      text: fc.string({ maxLength: 200 }).filter((t) => !t.includes('\n') && t.trim() !== '' && !t.startsWith('{')),
+    }),
+  );
+
+  function lineOf(p: Piece): string {
+    if (p.kind === 'request') return JSON.stringify({ jsonrpc: '2.0', id: p.id, method: 'ping' });
+    if (p.kind === 'garbage') return p.text;
+    const pad = 'p'.repeat(p.bytes);
+    return p.idLast
+      ? `{"jsonrpc":"2.0","method":"ping","params":{"pad":"${pad}"},"id":${p.id}}`
+      : `{"jsonrpc":"2.0","id":${p.id},"method":"ping","params":{"pad":"${pad}"}}`;
+  }
+
+  it('whatever the chunking, every line gets exactly one outcome, in order, and at most the limit is held', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(piece, { minLength: 1, maxLength: 12 }),
+        fc.array(fc.integer({ min: 1, max: 5000 }), { minLength: 1, maxLength: 20 }),
+        async (pieces, cuts) => {
+          const input = new PassThrough();
+          const output = new PassThrough();
+          let written = '';
+          output.setEncoding('utf8').on('data', (t: string) => (written += t));
+          const transport = new StdioLineTransport({ maxMessageBytes: LIMIT, input, output });
+          const delivered: unknown[] = [];
+          transport.onmessage = (m) => delivered.push((m as { id: unknown }).id);
+          await transport.start();
+          const bytes = Buffer.from(pieces.map((p) => lineOf(p) + '\n').join(''));
+          let at = 0;
+          let most = 0;
+          for (let i = 0; at < bytes.length; i++) {
+            const size = cuts[i % cuts.length] ?? 1;
+            input.write(bytes.subarray(at, at + size));
+            at += size;
+            most = Math.max(most, transport.buffered);
+          }
+          await new Promise((r) => setImmediate(r));
+          await transport.flushed();
+          expect(most).toBeLessThanOrEqual(LIMIT);
+          const errors = written
+            .split('\n')
+            .filter((l) => l !== '')
+            .map((l) => JSON.parse(l) as { id: unknown; error: { code: number } });
+          expect(delivered).toEqual(pieces.filter((p) => p.kind === 'request').map((p) => p.id));
+          const expected = pieces
+            .filter((p) => p.kind !== 'request')
+            .map((p) => (p.kind === 'oversized' ? { id: p.id, code: -32600 } : { id: null, code: 'any' }));
+          expect(errors).toHaveLength(expected.length);
+          errors.forEach((e, i) => {
+            const want = expected[i];
+            if (want?.code === -32600) expect(e).toMatchObject({ id: want.id, error: { code: -32600 } });
+            else expect([-32700, -32600]).toContain(e.error.code);
+          });
+          await transport.close();
+        },
+      ),
+      { seed: 8, numRuns: 300 },
+    );
   });
 });
 
