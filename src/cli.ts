@@ -8,12 +8,12 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { HANDOFF_STATES } from '../machines/handoff.js';
 import { IntentError } from './core/errors.js';
 import { toDot, toMermaid } from './engine/diagram.js';
-import { buildAdapter, resolveServe, startServe, type ServeFlags } from './server/app.js';
+import { DRAIN_TIMEOUT_MS, buildAdapter, resolveServe, startServe, type ServeFlags } from './server/app.js';
 import { LOG_LEVELS, createLogger } from './server/logger.js';
 import { VERSION } from './version.js';
 
-/** Shutdown must finish within this many ms (spec 05: exit 0 within 5 s). */
-const SHUTDOWN_GRACE_MS = 4000;
+/** Shutdown must finish within this many ms (spec 05: exit 0 within 5 s); the drain takes at most DRAIN_TIMEOUT_MS of it. */
+const SHUTDOWN_GRACE_MS = 4500;
 
 function fail(message: string): never {
   process.stderr.write(`intent-mcp: ${message}\n`);
@@ -63,12 +63,35 @@ program
   .option('--host <host>', 'HTTP listen address (default 127.0.0.1)')
   .option('--port <port>', 'HTTP port (default 3001)', integer(0, 65535))
   .option('--path <path>', 'HTTP path of the MCP endpoint (default /mcp)')
-  .option('--public-origin <url>', 'public http(s) origin clients use; required when binding 0.0.0.0 or ::')
+  .option(
+    '--public-origin <url>',
+    'public http(s) origin clients use; required when listening on every interface (0.0.0.0, :: or any spelling of them)',
+  )
   .option('--max-sessions <n>', 'most concurrent HTTP sessions (default 256)', integer(1, 1_000_000))
   .option(
     '--session-idle-ms <ms>',
     'close HTTP sessions idle this long (default 1800000)',
     integer(1000, 2_147_483_647),
+  )
+  .option(
+    '--session-init-idle-ms <ms>',
+    'close HTTP sessions that made no request after initialize this long (default 30000)',
+    integer(100, 2_147_483_647),
+  )
+  .option(
+    '--max-buffered-bytes <n>',
+    'request body bytes buffered at once across HTTP connections, 503 beyond (default 67108864, at least 4194304)',
+    integer(4 * 1024 * 1024, Number.MAX_SAFE_INTEGER),
+  )
+  .option(
+    '--headers-timeout-ms <ms>',
+    'time an HTTP client has to send request headers (default 10000)',
+    integer(100, 2_147_483_647),
+  )
+  .option(
+    '--body-timeout-ms <ms>',
+    'time an HTTP client has to send a request body, 408 beyond (default 30000)',
+    integer(100, 2_147_483_647),
   )
   .option(
     '--timeout-ms <ms>',
@@ -87,7 +110,7 @@ program
         stopping = true;
         logger.info('shutting down', { signal });
         setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
-        void running.close().finally(() => process.exit(0));
+        void running.close(DRAIN_TIMEOUT_MS).finally(() => process.exit(0));
       };
       process.on('SIGINT', () => {
         stop('SIGINT');
@@ -128,7 +151,13 @@ program
               publicOrigin: resolved.publicOrigin?.origin ?? null,
               maxSessions: resolved.maxSessions,
               sessionIdleMs: resolved.sessionIdleMs,
+              sessionInitIdleMs: resolved.sessionInitIdleMs,
+              maxBufferedBytes: resolved.maxBufferedBytes,
+              headersTimeoutMs: resolved.headersTimeoutMs,
+              bodyTimeoutMs: resolved.bodyTimeoutMs,
+              refusalLogsPerMinute: resolved.refusalLogsPerMinute,
             },
+            stdio: { maxMessageBytes: resolved.stdioMaxMessageBytes },
           },
           null,
           2,

@@ -9,14 +9,18 @@ import { createIntentMcpAdapter, type IntentMcpAdapter } from '../mcp/adapter.js
 import {
   DEFAULTS,
   EMBEDDED_DEFAULT,
-  isWildcardBind,
+  isUnspecifiedAddress,
   loadConfigFile,
   parsePublicOrigin,
+  stdioMessageLimit,
   type ServerConfig,
 } from './config.js';
 import { serveHttp, type HttpServeOptions, type RunningHttpServer } from './http.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
 import { serveOverStdio } from './stdio.js';
+
+/** How long a graceful shutdown waits for waiters' replies before closing anyway (spec 05: exit within 5 s). */
+export const DRAIN_TIMEOUT_MS = 3000;
 
 /** Command-line flags of `serve`; each overrides the config file. */
 export interface ServeFlags {
@@ -29,20 +33,26 @@ export interface ServeFlags {
   publicOrigin?: string;
   maxSessions?: number;
   sessionIdleMs?: number;
+  sessionInitIdleMs?: number;
+  maxBufferedBytes?: number;
+  headersTimeoutMs?: number;
+  bodyTimeoutMs?: number;
   timeoutMs?: number;
   logLevel?: LogLevel;
 }
 
 /** Everything `serve` needs, resolved and validated. */
-export interface ResolvedServe extends Pick<
-  HttpServeOptions,
-  'host' | 'port' | 'path' | 'publicOrigin' | 'maxSessions' | 'sessionIdleMs'
-> {
+type ResolvedHttp = Required<Omit<HttpServeOptions, 'logger' | 'now' | 'publicOrigin'>> &
+  Pick<HttpServeOptions, 'publicOrigin'>;
+
+export interface ResolvedServe extends ResolvedHttp {
   config: ServerConfig;
   configSource: string;
   mode: 'host' | 'executor';
   transport: 'stdio' | 'http';
   logLevel: LogLevel;
+  /** The stdio read limit in bytes (see `stdioMessageLimit`). */
+  stdioMaxMessageBytes: number;
 }
 
 function invalid(message: string): IntentError {
@@ -57,9 +67,10 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
   const originText = flags.publicOrigin ?? http.publicOrigin;
   const publicOrigin = originText === undefined ? undefined : parsePublicOrigin(originText);
   const transport = flags.transport ?? DEFAULTS.transport;
-  if (transport === 'http' && isWildcardBind(host) && publicOrigin === undefined)
+  // A cheap early check for a clear message; serveHttp checks the address actually bound, whatever its spelling.
+  if (transport === 'http' && isUnspecifiedAddress(host) && publicOrigin === undefined)
     throw invalid(
-      `Binding ${host} needs --public-origin (the URL clients use to reach this server), or bind 127.0.0.1.`,
+      `Binding ${JSON.stringify(host.slice(0, 80))} listens on every interface and needs --public-origin (the URL clients use to reach this server), or bind 127.0.0.1.`,
     );
   const path = flags.path ?? http.path ?? DEFAULTS.path;
   if (!/^\/[^\s?#]*$/.test(path) || path === '/healthz')
@@ -75,7 +86,13 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
     publicOrigin,
     maxSessions: flags.maxSessions ?? http.maxSessions ?? DEFAULTS.maxSessions,
     sessionIdleMs: flags.sessionIdleMs ?? http.sessionIdleMs ?? DEFAULTS.sessionIdleMs,
+    sessionInitIdleMs: flags.sessionInitIdleMs ?? http.sessionInitIdleMs ?? DEFAULTS.sessionInitIdleMs,
+    maxBufferedBytes: flags.maxBufferedBytes ?? http.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes,
+    headersTimeoutMs: flags.headersTimeoutMs ?? http.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs,
+    bodyTimeoutMs: flags.bodyTimeoutMs ?? http.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs,
+    refusalLogsPerMinute: http.refusalLogsPerMinute ?? DEFAULTS.refusalLogsPerMinute,
     logLevel: flags.logLevel ?? DEFAULTS.logLevel,
+    stdioMaxMessageBytes: stdioMessageLimit(config),
   };
   if (flags.timeoutMs !== undefined) {
     const instances = Object.fromEntries(
@@ -129,7 +146,27 @@ export function buildAdapter(resolved: ResolvedServe, env: NodeJS.ProcessEnv = p
 export interface RunningServe {
   readonly adapter: IntentMcpAdapter;
   readonly http: RunningHttpServer | undefined;
-  close(): Promise<void>;
+  /**
+   * Graceful shutdown (spec 04/05): stop taking new sessions, close every adapter session so each waiter is answered
+   * `SESSION_CLOSED`, wait (at most `drainMs`) until those replies are written, then close the transports.
+   */
+  close(drainMs?: number): Promise<void>;
+}
+
+function httpOptionsOf(r: ResolvedServe): ResolvedHttp {
+  return {
+    host: r.host,
+    port: r.port,
+    path: r.path,
+    publicOrigin: r.publicOrigin,
+    maxSessions: r.maxSessions,
+    sessionIdleMs: r.sessionIdleMs,
+    sessionInitIdleMs: r.sessionInitIdleMs,
+    maxBufferedBytes: r.maxBufferedBytes,
+    headersTimeoutMs: r.headersTimeoutMs,
+    bodyTimeoutMs: r.bodyTimeoutMs,
+    refusalLogsPerMinute: r.refusalLogsPerMinute,
+  };
 }
 
 /** Starts serving. Logs go to stderr only. */
@@ -140,19 +177,19 @@ export async function startServe(
   const adapter = buildAdapter(resolved);
   const tools = adapter.tools.map((t) => t.name).join(', ');
   if (resolved.transport === 'stdio') {
-    const handle = serveOverStdio(adapter, logger);
+    const handle = serveOverStdio(adapter, logger, { maxMessageBytes: resolved.stdioMaxMessageBytes });
     logger.info('serving over stdio', { mode: resolved.mode, tools, config: resolved.configSource });
     return {
       adapter,
       http: undefined,
-      close: async () => {
+      close: async (drainMs = DRAIN_TIMEOUT_MS) => {
+        await handle.drain(drainMs);
         await handle.close();
         await adapter.close();
       },
     };
   }
-  const { host, port, path, publicOrigin, maxSessions, sessionIdleMs } = resolved;
-  const http = await serveHttp(adapter, { host, port, path, publicOrigin, maxSessions, sessionIdleMs, logger });
+  const http = await serveHttp(adapter, { ...httpOptionsOf(resolved), logger });
   logger.info('serving over HTTP', {
     url: http.url,
     publicOrigin: resolved.publicOrigin?.origin ?? '(none)',
@@ -163,8 +200,8 @@ export async function startServe(
   return {
     adapter,
     http,
-    close: async () => {
-      await http.close();
+    close: async (drainMs = DRAIN_TIMEOUT_MS) => {
+      await http.close(drainMs);
       await adapter.close();
     },
   };

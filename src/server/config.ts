@@ -3,10 +3,17 @@
  * public-origin rules. Everything invalid is an `IntentError` `CONFIG_INVALID` whose message names the problem.
  */
 import { readFileSync } from 'node:fs';
+import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 import { IntentError } from '../core/errors.js';
 import { zodIssuesToFeedback } from '../core/feedback.js';
-import { IntentConfigSchema, LimitsOverrideSchema, PREFIX_PATTERN, isValidName } from '../core/schemas.js';
+import {
+  IntentConfigSchema,
+  LimitsOverrideSchema,
+  PREFIX_PATTERN,
+  isValidName,
+  type LimitsOverride,
+} from '../core/schemas.js';
 
 export const HttpConfigSchema = z
   .object({
@@ -19,6 +26,25 @@ export const HttpConfigSchema = z
     publicOrigin: z.string().optional(),
     maxSessions: z.int().min(1).max(1_000_000).optional(),
     sessionIdleMs: z.int().min(1000).max(2_147_483_647).optional(),
+    sessionInitIdleMs: z.int().min(100).max(2_147_483_647).optional(),
+    maxBufferedBytes: z
+      .int()
+      .min(4 * 1024 * 1024)
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional(),
+    headersTimeoutMs: z.int().min(100).max(2_147_483_647).optional(),
+    bodyTimeoutMs: z.int().min(100).max(2_147_483_647).optional(),
+    refusalLogsPerMinute: z.int().min(1).max(1_000_000).optional(),
+  })
+  .strict();
+
+export const StdioConfigSchema = z
+  .object({
+    maxMessageBytes: z
+      .int()
+      .min(1024)
+      .max(2 ** 30)
+      .optional(),
   })
   .strict();
 
@@ -29,6 +55,7 @@ export const ServerConfigSchema = z
     toolPrefix: z.string().regex(PREFIX_PATTERN).optional(),
     instances: z.record(z.string(), IntentConfigSchema).optional(),
     http: HttpConfigSchema.optional(),
+    stdio: StdioConfigSchema.optional(),
     limits: LimitsOverrideSchema.optional(),
   })
   .strict();
@@ -44,6 +71,16 @@ export const DEFAULTS = {
   path: '/mcp',
   maxSessions: 256,
   sessionIdleMs: 1_800_000,
+  /** A session that never made a request after its `initialize` is reclaimed after this long. */
+  sessionInitIdleMs: 30_000,
+  /** Request bytes buffered at once across every connection; a POST beyond it gets 503 + `Retry-After`. */
+  maxBufferedBytes: 64 * 1024 * 1024,
+  /** Time for a client to send a request's headers (Node's `headersTimeout`). */
+  headersTimeoutMs: 10_000,
+  /** Time for a client to send a request's body, counted from its headers. */
+  bodyTimeoutMs: 30_000,
+  /** Refused-request log lines per minute; the rest are counted and summarised. */
+  refusalLogsPerMinute: 60,
   logLevel: 'info',
 } as const;
 
@@ -106,32 +143,108 @@ export interface PublicOrigin {
   readonly host: string;
 }
 
-/** Validates `--public-origin`; throws `CONFIG_INVALID` naming the rule that failed. */
+/** How much of an operator's or caller's string a message or log line quotes. */
+export const QUOTE_CHARS = 80;
+
+/** `value` for a message: at most {@link QUOTE_CHARS} characters, JSON-quoted, with anything before an "@" masked. */
+function shownOrigin(value: string): string {
+  const head = value.slice(0, QUOTE_CHARS * 4);
+  // Never echo credentials back, even in a refusal: everything after the scheme up to the last "@" goes, whatever the
+  // slashes (a mistyped "https:user:pass@host" has none).
+  const masked = head.replace(/^([A-Za-z][A-Za-z0-9+.-]*:[/\\]*)?[^?#]*@/, '$1***@');
+  const short = masked.length > QUOTE_CHARS ? `${masked.slice(0, QUOTE_CHARS)}…` : masked;
+  return JSON.stringify(short);
+}
+
+/**
+ * The public origin as typed: `scheme://host[:port][/]`. Checked on the string itself, before WHATWG URL parsing,
+ * which would silently drop dot segments, empty user info, tabs and newlines, and rewrite hosts (spec 05).
+ */
+const ORIGIN_SHAPE = /^(?<scheme>[A-Za-z][A-Za-z0-9+.-]*):\/\/(?<authority>[^/?#]*)(?<rest>.*)$/s;
+const REG_NAME =
+  /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+const IPV6_LITERAL = /^\[[0-9A-Fa-f:.]+\]$/;
+const PORT = /^[1-9][0-9]{0,4}$/;
+/** Longer than any origin a browser could send: scheme, a 253-character host and a port fit easily. */
+const MAX_ORIGIN_CHARS = 512;
+
+/** Validates `--public-origin` as typed; throws `CONFIG_INVALID` naming the rule that failed. */
 export function parsePublicOrigin(value: string): PublicOrigin {
-  // Never echo credentials back, even in a refusal.
-  const shown = JSON.stringify(value.replace(/\/\/[^/@]*@/, '//***@'));
   const fail = (rule: string): never => {
-    throw invalid(`--public-origin ${shown} is refused: ${rule}.`);
+    throw invalid(`--public-origin ${shownOrigin(value)} is refused: ${rule}.`);
   };
   if (value.includes('*')) fail('it must not contain a wildcard "*"');
+  if (value.length > MAX_ORIGIN_CHARS) fail(`it must be at most ${MAX_ORIGIN_CHARS} characters`);
+  const shape = ORIGIN_SHAPE.exec(value)?.groups;
+  if (shape === undefined) {
+    const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(value)?.[1]?.toLowerCase();
+    if (scheme !== undefined && scheme !== 'http' && scheme !== 'https' && !/^\d/.test(value.slice(scheme.length + 1)))
+      fail('the scheme must be http: or https:');
+    return fail('it must be an absolute http: or https: URL such as https://mcp.example.com');
+  }
+  const scheme = (shape['scheme'] ?? '').toLowerCase();
+  const authority = shape['authority'] ?? '';
+  const rest = shape['rest'] ?? '';
+  if (scheme !== 'http' && scheme !== 'https') fail('the scheme must be http: or https:');
+  if (authority === '' && rest === '')
+    fail('it must be an absolute http: or https: URL such as https://mcp.example.com');
+  if (!/^[\x21-\x7e]*$/.test(value))
+    fail('it must be printable ASCII with no spaces, tabs or line breaks (write an international host in punycode)');
+  if (value.includes('\\')) fail('it must not contain a backslash');
+  if (authority.includes('@')) fail('it must not contain a user name or password (not even an empty one)');
+  if (authority.includes('%')) fail('the host must not be percent-encoded');
+  const colon = authority.startsWith('[') ? authority.indexOf(']') + 1 : authority.indexOf(':');
+  const hostText = colon <= 0 ? authority : authority.slice(0, colon);
+  const portText = colon <= 0 || colon === authority.length ? undefined : authority.slice(colon);
+  if (hostText === '') fail('it must name a host');
+  if ((!REG_NAME.test(hostText) || hostText.replace(/\.$/, '').length > 253) && !IPV6_LITERAL.test(hostText))
+    fail('the host must be a DNS name (at most 253 characters), an IPv4 address or a bracketed IPv6 address');
+  if (portText !== undefined) {
+    const digits = portText.slice(1);
+    if (!portText.startsWith(':') || !PORT.test(digits) || Number(digits) > 65535)
+      fail('the port must be a number from 1 to 65535 with no leading zeros');
+  }
+  if (rest.startsWith('?') || rest.includes('?')) fail('it must not contain a query');
+  if (rest.includes('#')) fail('it must not contain a fragment');
+  if (/(^|\/)\.\.?(\/|$)/.test(rest)) fail('it must not contain dot segments ("." or "..")');
+  if (rest !== '' && rest !== '/') fail('it must not contain a path (only a single "/" is allowed)');
   let url: URL;
   try {
     url = new URL(value);
   } catch {
     return fail('it must be an absolute http: or https: URL such as https://mcp.example.com');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('the scheme must be http: or https:');
-  if (url.username !== '' || url.password !== '') fail('it must not contain a user name or password');
-  if (url.hostname === '') fail('it must name a host');
-  if (url.pathname !== '/' && url.pathname !== '') fail('it must not contain a path (only "/" is allowed)');
-  if (url.search !== '' || value.includes('?')) fail('it must not contain a query');
-  if (url.hash !== '' || value.includes('#')) fail('it must not contain a fragment');
+  // The host must already be what browsers send: "0x7f.1" or "[0:0::1]" would be rewritten, so they are refused.
+  if (url.hostname !== hostText.toLowerCase())
+    fail(`the host must be written as browsers send it (${JSON.stringify(url.hostname.slice(0, QUOTE_CHARS))})`);
   // URL drops the scheme's default port, so `host` is already "host" or "host:port" as spec 05 wants.
   return { origin: url.origin, host: url.host };
 }
 
-export function isWildcardBind(host: string): boolean {
-  return host === '0.0.0.0' || host === '::' || host === '[::]';
+const UNSPECIFIED = new BlockList();
+UNSPECIFIED.addAddress('0.0.0.0', 'ipv4');
+UNSPECIFIED.addAddress('::', 'ipv6');
+
+/**
+ * Whether an address, as `server.address()` reports it or as an operator typed it, is the unspecified address of
+ * either family (every interface). Node's `BlockList` matches IPv4-mapped forms (`::ffff:0.0.0.0`) too; a typed
+ * host goes through the WHATWG host parser first, which reads the legacy IPv4 spellings (`0`, `0.0`, `0x0`, `000.0.0.0`)
+ * exactly as the resolver behind `listen` does.
+ */
+export function isUnspecifiedAddress(address: string): boolean {
+  let text = address.startsWith('[') && address.endsWith(']') ? address.slice(1, -1) : address;
+  if (isIP(text) === 0) {
+    try {
+      const hostname = new URL(`http://${text.includes(':') ? `[${text}]` : text}/`).hostname;
+      text = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+    } catch {
+      return false;
+    }
+  }
+  const family = isIP(text);
+  if (family === 4) return UNSPECIFIED.check(text, 'ipv4');
+  if (family === 6) return UNSPECIFIED.check(text, 'ipv6');
+  return false;
 }
 
 /** The Host and Origin values a listener accepts: the public origin's, plus the local diagnostic addresses. */
@@ -147,4 +260,43 @@ export function allowedHostsAndOrigins(
     origins.add(publicOrigin.origin);
   }
   return { hosts, origins };
+}
+
+/** Room on a stdio line for everything but the largest string argument: JSON-RPC fields, ids, tokens, context. */
+export const STDIO_ENVELOPE_BYTES = 1024 * 1024;
+/** JSON can escape one byte or UTF-16 unit of a string as six bytes (`\u0000`); a line must hold the worst case. */
+const JSON_ESCAPE_FACTOR = 6;
+const DEFAULT_MAX_CANDIDATE_BYTES = 1024 * 1024;
+const DEFAULT_MAX_INPUT_CHARS = 20_000;
+
+/**
+ * The stdio read limit in bytes: `stdio.maxMessageBytes` when set, else derived so that any candidate and any input
+ * the configuration accepts fits on one line however the client escapes it:
+ * `6 × max(largest accepted candidateText bytes, largest accepted input chars) + 1 MiB`. The largest accepted
+ * candidate is the session gate (top-level `limits.maxCandidateBytes`, default 1 MiB) or the largest instance's own
+ * limit, whichever is lower. The default configuration gives 7 MiB. A configured value below the derived one is
+ * `CONFIG_INVALID`: it would refuse candidates the configuration accepts.
+ */
+export function stdioMessageLimit(config: ServerConfig): number {
+  const top = config.limits ?? {};
+  const perConfig = Object.values(config.instances ?? {}).map((i) => i.limits ?? {});
+  const instances: { limits: LimitsOverride }[] = (perConfig.length === 0 ? [{}] : perConfig).map((limits) => ({
+    limits,
+  }));
+  const gate = top.maxCandidateBytes ?? DEFAULT_MAX_CANDIDATE_BYTES;
+  const perInstance = instances.map(
+    (i) => i.limits.maxCandidateBytes ?? top.maxCandidateBytes ?? DEFAULT_MAX_CANDIDATE_BYTES,
+  );
+  const candidate = Math.min(gate, Math.max(...perInstance));
+  const input = Math.max(
+    ...instances.map((i) => i.limits.maxInputChars ?? top.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS),
+  );
+  const derived = JSON_ESCAPE_FACTOR * Math.max(candidate, input) + STDIO_ENVELOPE_BYTES;
+  const configured = config.stdio?.maxMessageBytes;
+  if (configured === undefined) return derived;
+  if (configured < derived)
+    throw invalid(
+      `stdio.maxMessageBytes ${configured} is below the ${derived} bytes this configuration needs (6 × the largest accepted candidate or input + 1 MiB); raise it or leave it out.`,
+    );
+  return configured;
 }

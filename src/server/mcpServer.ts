@@ -12,16 +12,57 @@ export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18'];
 
 export const SERVER_INFO = { name: 'intent-mcp', version: VERSION } as const;
 
+/** One connection's SDK server and the means to end its adapter session without closing the server. */
+export interface MountedServer {
+  readonly server: McpServer;
+  /**
+   * Starts a graceful close of this connection (spec 04/05): closes its adapter session, so every waiter is answered
+   * `SESSION_CLOSED` through the still-open SDK server, and answers every later tool call of the connection with
+   * `SESSION_CLOSED` too. The SDK server and its transport stay open; the caller closes them once the replies are out.
+   */
+  drain(): Promise<void>;
+}
+
+/**
+ * The adapter as one connection sees it: once the connection drains, a new adapter session is opened already closed,
+ * so a call that arrives during the drain is answered `SESSION_CLOSED` by the adapter itself instead of starting work.
+ */
+function drainableAdapter(adapter: IntentMcpAdapter, draining: () => boolean): IntentMcpAdapter {
+  return new Proxy(adapter, {
+    get(target, property) {
+      if (property === 'connect')
+        return (options: Parameters<IntentMcpAdapter['connect']>[0]) => {
+          const session = target.connect(options);
+          if (draining()) void session.close();
+          return session;
+        };
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 export async function createMountedServer(
   adapter: IntentMcpAdapter,
   era: 'legacy' | 'modern',
   label?: string,
-): Promise<McpServer> {
+): Promise<MountedServer> {
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: {} },
     // The 2025 side speaks exactly the two revisions of spec 05; the modern side is 2026-07-28.
     ...(era === 'legacy' ? { supportedProtocolVersions: LEGACY_VERSIONS } : {}),
   });
-  await mountIntentMcpTools(adapter, server, label === undefined ? {} : { label });
-  return server;
+  let draining = false;
+  const mount = await mountIntentMcpTools(
+    drainableAdapter(adapter, () => draining),
+    server,
+    label === undefined ? {} : { label },
+  );
+  return {
+    server,
+    drain: async () => {
+      draining = true;
+      await mount.close();
+    },
+  };
 }

@@ -260,7 +260,8 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
       mode: 'executor',
       instances: { main: new Intent({ executor: hanging.executor }) },
     });
-    const s = await server({ adapter, sessionIdleMs: idleMs, now: () => clock });
+    // The short rule for sessions that never got past their handshake is tested on its own below.
+    const s = await server({ adapter, sessionIdleMs: idleMs, sessionInitIdleMs: idleMs, now: () => clock });
 
     const idle = await rawSession(s.url, '2025-11-25');
     const streaming = await rawSession(s.url, '2025-11-25');

@@ -442,3 +442,68 @@ export function toolErrorCode(reply: ToolReply): string {
   const wire = JSON.parse(textOf(reply)) as { error: { code: string } };
   return wire.error.code;
 }
+
+/** A request whose body stops short: the head and the first `sent` bytes of a body that declares `declared`. */
+export interface StalledRequest {
+  /** Resolves with the status, head and body once the server answers and closes, or the socket ends. */
+  readonly response: Promise<{ status: number; head: string; text: string }>;
+  /** Resolves once at least the response head has arrived; the status (0 when the socket closed with nothing). */
+  readonly status: Promise<number>;
+  destroy(): void;
+}
+
+/**
+ * Sends `POST path` with `Content-Length: declared` (or chunked when `declared` is undefined) and only `sent` bytes
+ * of body, then stalls; `extraHeaders` go as given.
+ */
+export function stalledPost(
+  port: number,
+  options: { path?: string; declared?: number; sent: number; headers?: Record<string, string> },
+): StalledRequest {
+  const socket = netConnect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  let statusResolve!: (status: number) => void;
+  const status = new Promise<number>((r) => {
+    statusResolve = r;
+  });
+  const response = new Promise<{ status: number; head: string; text: string }>((resolve) => {
+    const settle = (): void => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const code = Number(/^HTTP\/1\.\d (\d{3})/.exec(text)?.[1] ?? 0);
+      statusResolve(code);
+      const end = text.indexOf('\r\n\r\n');
+      resolve({ status: code, head: text.slice(0, Math.max(0, end)), text: text.slice(end + 4) });
+    };
+    socket.on('data', (c: Buffer) => {
+      chunks.push(c);
+      const code = /^HTTP\/1\.\d (\d{3})/.exec(Buffer.concat(chunks).toString('latin1'));
+      if (code?.[1] !== undefined) statusResolve(Number(code[1]));
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', settle);
+  });
+  const headers = {
+    host: `127.0.0.1:${port}`,
+    'content-type': 'application/json',
+    accept: MCP_ACCEPT,
+    ...(options.declared === undefined
+      ? { 'transfer-encoding': 'chunked' }
+      : { 'content-length': String(options.declared) }),
+    ...options.headers,
+  };
+  const head =
+    `POST ${options.path ?? '/mcp'} HTTP/1.1\r\n` +
+    Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('') +
+    '\r\n';
+  const body = Buffer.alloc(options.sent, 0x20);
+  socket.write(head);
+  if (options.sent > 0)
+    socket.write(
+      options.declared === undefined
+        ? Buffer.concat([Buffer.from(`${options.sent.toString(16)}\r\n`), body, Buffer.from('\r\n')])
+        : body,
+    );
+  return { response, status, destroy: () => socket.destroy() };
+}
