@@ -10,6 +10,7 @@ import { zodIssuesToFeedback } from '../core/feedback.js';
 import {
   IntentConfigSchema,
   LimitsOverrideSchema,
+  LimitsSchema,
   PREFIX_PATTERN,
   isValidName,
   type LimitsOverride,
@@ -266,16 +267,17 @@ export function allowedHostsAndOrigins(
 export const STDIO_ENVELOPE_BYTES = 1024 * 1024;
 /** JSON can escape one byte or UTF-16 unit of a string as six bytes (`\u0000`); a line must hold the worst case. */
 const JSON_ESCAPE_FACTOR = 6;
-const DEFAULT_MAX_CANDIDATE_BYTES = 1024 * 1024;
-const DEFAULT_MAX_INPUT_CHARS = 20_000;
+/** The defaults of every limit, from the one schema that defines them. */
+const LIMIT_DEFAULTS = LimitsSchema.parse({});
 
 /**
- * The stdio read limit in bytes: `stdio.maxMessageBytes` when set, else derived so that any candidate and any input
- * the configuration accepts fits on one line however the client escapes it:
- * `6 × max(largest accepted candidateText bytes, largest accepted input chars) + 1 MiB`. The largest accepted
- * candidate is the session gate (top-level `limits.maxCandidateBytes`, default 1 MiB) or the largest instance's own
- * limit, whichever is lower. The default configuration gives 7 MiB. A configured value below the derived one is
- * `CONFIG_INVALID`: it would refuse candidates the configuration accepts.
+ * The stdio read limit in bytes: `stdio.maxMessageBytes` when set, else derived so that any candidate and any request
+ * text the configuration accepts fits on one line however the client escapes it:
+ * `6 × max(largest accepted candidateText bytes, largest accepted input + context chars) + 1 MiB`, where the request
+ * text is `maxInputChars + maxContextItems × maxContextItemChars`. The largest accepted candidate is the session gate
+ * (top-level `limits.maxCandidateBytes`, default 1 MiB) or the largest instance's own limit, whichever is lower. The
+ * default configuration gives 7 MiB. A configured value below the derived one is `CONFIG_INVALID`: it would refuse
+ * requests the configuration accepts.
  */
 export function stdioMessageLimit(config: ServerConfig): number {
   const top = config.limits ?? {};
@@ -283,20 +285,20 @@ export function stdioMessageLimit(config: ServerConfig): number {
   const instances: { limits: LimitsOverride }[] = (perConfig.length === 0 ? [{}] : perConfig).map((limits) => ({
     limits,
   }));
-  const gate = top.maxCandidateBytes ?? DEFAULT_MAX_CANDIDATE_BYTES;
-  const perInstance = instances.map(
-    (i) => i.limits.maxCandidateBytes ?? top.maxCandidateBytes ?? DEFAULT_MAX_CANDIDATE_BYTES,
+  type CountKey = 'maxCandidateBytes' | 'maxInputChars' | 'maxContextItems' | 'maxContextItemChars';
+  const limit = (i: { limits: LimitsOverride }, key: CountKey): number =>
+    i.limits[key] ?? top[key] ?? LIMIT_DEFAULTS[key];
+  const gate = top.maxCandidateBytes ?? LIMIT_DEFAULTS.maxCandidateBytes;
+  const candidate = Math.min(gate, Math.max(...instances.map((i) => limit(i, 'maxCandidateBytes'))));
+  const requestText = Math.max(
+    ...instances.map((i) => limit(i, 'maxInputChars') + limit(i, 'maxContextItems') * limit(i, 'maxContextItemChars')),
   );
-  const candidate = Math.min(gate, Math.max(...perInstance));
-  const input = Math.max(
-    ...instances.map((i) => i.limits.maxInputChars ?? top.maxInputChars ?? DEFAULT_MAX_INPUT_CHARS),
-  );
-  const derived = JSON_ESCAPE_FACTOR * Math.max(candidate, input) + STDIO_ENVELOPE_BYTES;
+  const derived = JSON_ESCAPE_FACTOR * Math.max(candidate, requestText) + STDIO_ENVELOPE_BYTES;
   const configured = config.stdio?.maxMessageBytes;
   if (configured === undefined) return derived;
   if (configured < derived)
     throw invalid(
-      `stdio.maxMessageBytes ${configured} is below the ${derived} bytes this configuration needs (6 × the largest accepted candidate or input + 1 MiB); raise it or leave it out.`,
+      `stdio.maxMessageBytes ${configured} is below the ${derived} bytes this configuration needs (6 × the largest accepted candidate or request text + 1 MiB); raise it or leave it out.`,
     );
   return configured;
 }

@@ -23,25 +23,6 @@ export interface MountedServer {
   drain(): Promise<void>;
 }
 
-/**
- * The adapter as one connection sees it: once the connection drains, a new adapter session is opened already closed,
- * so a call that arrives during the drain is answered `SESSION_CLOSED` by the adapter itself instead of starting work.
- */
-function drainableAdapter(adapter: IntentMcpAdapter, draining: () => boolean): IntentMcpAdapter {
-  return new Proxy(adapter, {
-    get(target, property) {
-      if (property === 'connect')
-        return (options: Parameters<IntentMcpAdapter['connect']>[0]) => {
-          const session = target.connect(options);
-          if (draining()) void session.close();
-          return session;
-        };
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
-
 export async function createMountedServer(
   adapter: IntentMcpAdapter,
   era: 'legacy' | 'modern',
@@ -52,17 +33,7 @@ export async function createMountedServer(
     // The 2025 side speaks exactly the two revisions of spec 05; the modern side is 2026-07-28.
     ...(era === 'legacy' ? { supportedProtocolVersions: LEGACY_VERSIONS } : {}),
   });
-  let draining = false;
-  const mount = await mountIntentMcpTools(
-    drainableAdapter(adapter, () => draining),
-    server,
-    label === undefined ? {} : { label },
-  );
-  return {
-    server,
-    drain: async () => {
-      draining = true;
-      await mount.close();
-    },
-  };
+  // `mount.close()` answers the connection's waiters and every later call of our tools SESSION_CLOSED (mount.ts).
+  const mount = await mountIntentMcpTools(adapter, server, label === undefined ? {} : { label });
+  return { server, drain: () => mount.close() };
 }

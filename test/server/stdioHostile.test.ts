@@ -71,6 +71,12 @@ describe('the stdio read limit [item 7]', () => {
       't',
     );
     expect(stdioMessageLimit(raised)).toBe(6 * 32 * MiB + MiB);
+    // The request text counts too: input plus every context item at its longest.
+    const wideContext = parseServerConfig(
+      { instances: { a: { limits: { maxContextItems: 100, maxContextItemChars: 100_000 } } } },
+      't',
+    );
+    expect(stdioMessageLimit(wideContext)).toBe(6 * (20_000 + 100 * 100_000) + MiB);
     expect(stdioMessageLimit(parseServerConfig({ stdio: { maxMessageBytes: 100 * MiB } }, 't'))).toBe(100 * MiB);
     expect(() => stdioMessageLimit(parseServerConfig({ stdio: { maxMessageBytes: MiB } }, 't'))).toThrow(
       /stdio.maxMessageBytes .* below/,
