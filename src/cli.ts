@@ -7,7 +7,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { HANDOFF_STATES } from '../machines/handoff.js';
 import { IntentError } from './core/errors.js';
-import { toDot, toMermaid } from './engine/diagram.js';
+import { toDot, toMermaid } from '../machines/diagram.js';
 import { DRAIN_TIMEOUT_MS, buildAdapter, resolveServe, startServe, type ServeFlags } from './server/app.js';
 import { LOG_LEVELS, createLogger } from './server/logger.js';
 import { VERSION } from './version.js';

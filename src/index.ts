@@ -85,7 +85,7 @@ export type {
 export type { TerminalStoreUsage } from './engine/terminalStore.js';
 export { STORE_MAX_ITEMS, STORE_MAX_BYTES } from './engine/terminalStore.js';
 export { systemClock, type HandoffClock } from './engine/clock.js';
-export { toMermaid, toDot, type DiagramOptions } from './engine/diagram.js';
+export { toMermaid, toDot, type DiagramOptions } from '../machines/diagram.js';
 export {
   handoffMachine,
   HANDOFF_STATES,

@@ -3,7 +3,7 @@
  * the diagram changes with it. Mermaid `stateDiagram-v2` and Graphviz DOT, optionally with one state highlighted.
  */
 import type { AnyStateMachine, AnyStateNode } from 'xstate';
-import { handoffMachine } from '../../machines/handoff.js';
+import { handoffMachine } from './handoff.js';
 
 export interface DiagramEdge {
   /** Source state key (a compound state's edges start at the compound state). */

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createMachine, type AnyStateMachine } from 'xstate';
 import { HANDOFF_STATES, handoffMachine } from '../../machines/handoff.js';
-import { toDot, toMermaid } from '../../src/engine/diagram.js';
+import { toDot, toMermaid } from '../../machines/diagram.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
