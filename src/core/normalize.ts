@@ -12,7 +12,7 @@
  *   from the reference time: it gets an `Inference` of kind `time`.
  * - `coverage: "none"` with intents present counts like `partial` for the status.
  */
-import type { CandidateIntent, IntentCandidate } from './candidate.js';
+import type { BaselineChange, CandidateIntent, IntentCandidate } from './candidate.js';
 import { checkFieldValue, type FieldProblem, type ResolvedField } from './instance.js';
 import { resultMessages, type ResultMessages } from './language.js';
 import { substringSearch } from './search.js';
@@ -128,10 +128,49 @@ function problemText(problem: FieldProblem, field: ResolvedField, msgs: ResultMe
 export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentCandidate): IntentResult {
   const msgs = resultMessages(prepared.language);
   const baseline = prepared.baseline;
-  const counters = baselineCounters(baseline);
+  const added = addTurnItems(candidate, baselineCounters(baseline), msgs);
+  const base = applyBaselineChanges(baseline, candidate.baselineChanges ?? [], msgs);
+  const fields = resolveFields(prepared, candidate, msgs);
+
+  const intents = [...base.intents, ...added.intents];
+  const liveIntents = new Set(allIntents(intents).map((i) => i.id));
+  const relations = [
+    ...(baseline?.relations ?? [])
+      .filter((r) => liveIntents.has(r.from) && liveIntents.has(r.to))
+      .map((r) => ({ ...r })),
+    ...added.relations,
+  ];
+  const effective: EffectiveState = {
+    schemaVersion: SCHEMA_VERSION,
+    coverage: candidate.coverage,
+    scope: baseline === undefined ? 'current_request' : 'conversation',
+    intents,
+    constraints: [...base.constraints, ...added.constraints],
+    relations,
+    unresolved: added.unresolved,
+  };
+
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    input: prepared.request.input,
+    status: statusOf(effective, fields),
+    turn: {
+      kind: candidate.turnKind,
+      normalizedInput: prepared.normalizedInput,
+      intentIds: [...added.intentIds, ...base.updatedIntents],
+      changes: [...added.changes, ...base.changes],
+      facts: prepared.explicitReferenceTime ? { referenceTime: prepared.referenceTime } : {},
+    },
+    effective,
+    fieldResults: fields.results,
+    issues: [...base.issues, ...fields.issues],
+    inferences: fields.inferences,
+  };
+}
+
+/** Phase 1: this turn's new items, with ids assigned depth-first after the baseline's, and their `add` changes. */
+function addTurnItems(candidate: IntentCandidate, counters: Counters, msgs: ResultMessages) {
   const changes: Change[] = [];
-  const issues: Issue[] = [];
-  const inferences: Inference[] = [];
   const intentIds: string[] = [];
   const refToId = new Map<string, string>();
 
@@ -171,16 +210,16 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
     node.children = (c.children ?? []).map(buildIntent);
     return node;
   };
-  const newIntents = candidate.intents.map(buildIntent);
+  const intents = candidate.intents.map(buildIntent);
 
-  const newConstraints: Constraint[] = (candidate.constraints ?? []).map((k) => {
+  const constraints: Constraint[] = (candidate.constraints ?? []).map((k) => {
     const id = `constraint-${++counters.constraint}`;
     changes.push(added('constraint', id, msgs));
     return { id, kind: k.kind, text: k.text, scope: { type: 'request' } };
   });
 
   const resolve = (ref: string): string => refToId.get(ref) ?? ref;
-  const newRelations: Relation[] = (candidate.relations ?? []).map((r) => {
+  const relations: Relation[] = (candidate.relations ?? []).map((r) => {
     const id = `relation-${++counters.relation}`;
     changes.push(added('relation', id, msgs));
     const rel: Relation = { id, kind: r.kind, from: resolve(r.from), to: resolve(r.to) };
@@ -197,8 +236,21 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
     return out;
   });
 
-  // Baseline items first, with this turn's changes applied. Every change finds its target through an index built once,
-  // and removals are applied in one pass at the end: each change costs O(1) plus its target's depth, not a tree walk.
+  return { intents, constraints, relations, unresolved, intentIds, changes };
+}
+
+/**
+ * Phase 2: the baseline's items, with this turn's changes applied. Every change finds its target through an index built
+ * once, and removals are applied in one pass at the end: each change costs O(1) plus its target's depth, not a tree
+ * walk.
+ */
+function applyBaselineChanges(
+  baseline: EffectiveState | undefined,
+  baselineChanges: readonly BaselineChange[],
+  msgs: ResultMessages,
+) {
+  const changes: Change[] = [];
+  const issues: Issue[] = [];
   const baseIntents = (baseline?.intents ?? []).map(cloneIntent);
   let baseConstraints = (baseline?.constraints ?? []).map(cloneConstraint);
   const index = indexBaseline(baseIntents, baseConstraints);
@@ -207,7 +259,7 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
   const updatedIntents: string[] = [];
   const updated = new Set<string>();
 
-  for (const change of candidate.baselineChanges ?? []) {
+  for (const change of baselineChanges) {
     const { kind, id } = change.target;
     const located = kind === 'intent' ? index.intents.get(id)?.node : index.constraints.get(id)?.constraint;
     const refs: SourceRef[] = [{ ...INPUT_REF }];
@@ -258,31 +310,25 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
     }
     record('update', 'applied', fallback);
   }
-  const keptIntents = removedAny ? dropRemoved(baseIntents, removed) : baseIntents;
+  const intents = removedAny ? dropRemoved(baseIntents, removed) : baseIntents;
   if (removedAny) baseConstraints = baseConstraints.filter((c) => !removed.has(c.id));
+  return { intents, constraints: baseConstraints, updatedIntents, changes, issues };
+}
 
-  const intents = [...keptIntents, ...newIntents];
-  const liveIntents = new Set(allIntents(intents).map((i) => i.id));
-  const relations = [
-    ...(baseline?.relations ?? [])
-      .filter((r) => liveIntents.has(r.from) && liveIntents.has(r.to))
-      .map((r) => ({ ...r })),
-    ...newRelations,
-  ];
-  const effective: EffectiveState = {
-    schemaVersion: SCHEMA_VERSION,
-    coverage: candidate.coverage,
-    scope: baseline === undefined ? 'current_request' : 'conversation',
-    intents,
-    constraints: [...baseConstraints, ...newConstraints],
-    relations,
-    unresolved,
-  };
+interface ResolvedFields {
+  results: FieldResult[];
+  issues: Issue[];
+  inferences: Inference[];
+  /** A selected field is ambiguous (counts for the status). */
+  ambiguous: boolean;
+  /** A required selected field is missing or invalid (counts for the status). */
+  requiredGap: boolean;
+}
 
-  // Field results, one per selected field in request order.
-  let ambiguousField = false as boolean;
-  let requiredGap = false as boolean;
-  const fieldResults: FieldResult[] = prepared.plan.fields.map((field) => {
+/** Phase 3: one field result per selected field, in request order, with its issues and inferences. */
+function resolveFields(prepared: PreparedRequest, candidate: IntentCandidate, msgs: ResultMessages): ResolvedFields {
+  const out: ResolvedFields = { results: [], issues: [], inferences: [], ambiguous: false, requiredGap: false };
+  for (const field of prepared.plan.fields) {
     const entry = candidate.fields?.[field.name];
     const status = entry?.status ?? 'missing';
     if (status === 'filled' && entry?.value !== undefined && entry.value !== null) {
@@ -290,90 +336,80 @@ export function normalizeCandidate(prepared: PreparedRequest, candidate: IntentC
       const sourceRefs = sourceRefsFor(prepared, entry.evidence);
       const problem = checkFieldValue(field, value);
       if (problem !== undefined) {
-        if (field.required) requiredGap = true;
-        issues.push(
+        if (field.required) out.requiredGap = true;
+        out.issues.push(
           issue('field_invalid', 'error', msgs.fieldInvalid(field.name, problemText(problem, field, msgs)), {
             kind: 'field',
             id: field.name,
           }),
         );
-        return { field: field.name, status: 'invalid', value, sourceRefs };
+        out.results.push({ field: field.name, status: 'invalid', value, sourceRefs });
+        continue;
       }
       if (
         (field.type === 'date' || field.type === 'datetime') &&
         typeof value === 'string' &&
         !statedLiterally(prepared, value)
       )
-        inferences.push({
+        out.inferences.push({
           kind: 'time',
           target: { kind: 'field', id: field.name },
           value,
           basis: msgs.timeBasis(prepared.referenceTime),
         });
-      return { field: field.name, status: 'filled', value, sourceRefs };
+      out.results.push({ field: field.name, status: 'filled', value, sourceRefs });
+      continue;
     }
     if (status === 'ambiguous') {
-      ambiguousField = true;
-      return {
+      out.ambiguous = true;
+      out.results.push({
         field: field.name,
         status: 'ambiguous',
         candidates: [...(entry?.candidates ?? [])],
         sourceRefs: sourceRefsFor(prepared, entry?.evidence),
-      };
+      });
+      continue;
     }
     const fallback = field.spec.default;
     if (!field.required && fallback !== undefined) {
-      inferences.push({
+      out.inferences.push({
         kind: 'default',
         target: { kind: 'field', id: field.name },
         value: fallback,
         basis: msgs.defaultBasis,
       });
-      return { field: field.name, status: 'filled', value: fallback, sourceRefs: [] };
+      out.results.push({ field: field.name, status: 'filled', value: fallback, sourceRefs: [] });
+      continue;
     }
     if (field.required) {
-      requiredGap = true;
-      issues.push(
+      out.requiredGap = true;
+      out.issues.push(
         issue('field_missing', 'warning', msgs.requiredMissing(field.name), { kind: 'field', id: field.name }),
       );
     }
-    return { field: field.name, status: 'missing', sourceRefs: [] };
-  });
+    out.results.push({ field: field.name, status: 'missing', sourceRefs: [] });
+  }
+  return out;
+}
 
-  const everyIntent = allIntents(intents);
-  let status: IntentResult['status'];
-  if (intents.length === 0) status = 'no_intent';
-  else if (
-    unresolved.some((u) => u.kind === 'ambiguity') ||
-    ambiguousField ||
+/** Phase 4: the result status, first match wins (spec 02). */
+function statusOf(effective: EffectiveState, fields: ResolvedFields): IntentResult['status'] {
+  const everyIntent = allIntents(effective.intents);
+  if (effective.intents.length === 0) return 'no_intent';
+  if (
+    effective.unresolved.some((u) => u.kind === 'ambiguity') ||
+    fields.ambiguous ||
     everyIntent.some((i) => i.understanding === 'ambiguous')
   )
-    status = 'ambiguous';
-  else if (requiredGap) status = 'needs_input';
-  else if (
+    return 'ambiguous';
+  if (fields.requiredGap) return 'needs_input';
+  if (
     effective.coverage !== 'complete' ||
-    unresolved.length > 0 ||
+    effective.unresolved.length > 0 ||
     everyIntent.some((i) => i.understanding !== 'clear')
   )
-    status = 'partial';
-  else status = 'complete';
-
-  return {
-    schemaVersion: SCHEMA_VERSION,
-    input: prepared.request.input,
-    status,
-    turn: {
-      kind: candidate.turnKind,
-      normalizedInput: prepared.normalizedInput,
-      intentIds: [...intentIds, ...updatedIntents],
-      changes,
-      facts: prepared.explicitReferenceTime ? { referenceTime: prepared.referenceTime } : {},
-    },
-    effective,
-    fieldResults,
-    issues,
-    inferences,
-  };
+    return 'partial';
+  return 'complete';
 }
 
 const INTENT_SET_KEYS: ReadonlySet<string> = new Set(['domain', 'action', 'target', 'goal', 'understanding']);
