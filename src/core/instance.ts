@@ -2,6 +2,7 @@
  * A resolved, immutable instance model: validated configuration plus the per-request-shape caches the hot path uses
  * (compiled candidate schema, derived `outputSchema`, instructions).
  */
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { IntentError } from './errors.js';
 import { toPointer, zodIssuesToFeedback } from './feedback.js';
@@ -104,7 +105,9 @@ export function resolveInstance(options: unknown, at = 'options'): InstanceModel
     fields.set(name, resolved);
   }
 
-  const plans = new Map<string, CandidatePlan>();
+  // Plans per request shape (selected fields, with or without a baseline): the shapes a caller can ask for are many,
+  // so they are kept in an LRU, not a map that grows with them.
+  const plans = new LRUCache<string, CandidatePlan>({ max: MAX_PLANS });
   const model: InstanceModel = {
     description: cfg.description,
     instructions: cfg.instructions,
@@ -134,10 +137,6 @@ export function resolveInstance(options: unknown, at = 'options'): InstanceModel
             en: buildInstructions(model, 'en', shape),
           },
         };
-        if (plans.size >= MAX_PLANS) {
-          const oldest = plans.keys().next();
-          if (oldest.done !== true) plans.delete(oldest.value);
-        }
         plans.set(key, plan);
       }
       return plan;
