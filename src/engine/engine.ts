@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { createActor, transition, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
 import { z } from 'zod';
-import { IntentError, toIntentError } from '../core/errors.js';
+import { toIntentError } from '../core/errors.js';
 import type { InstanceModel } from '../core/instance.js';
 import { normalizeCandidate } from '../core/normalize.js';
 import { prepareRequest, type PreparedRequest, type RequestCaps } from '../core/request.js';
@@ -159,9 +159,7 @@ function checkEngineOptions(options: unknown): void {
     issue?.code === 'unrecognized_keys'
       ? `has an unknown option ${issue.keys.map((k) => `"${k.slice(0, 40)}"`).join(', ')}`
       : `"${path}" ${issue?.code === 'custom' ? issue.message : 'must be a positive integer within its bound (see HandoffEngineOptions)'}`;
-  throw new IntentError('CONFIG_INVALID', `HandoffEngine options ${detail}; fix the option.`, {
-    details: { issues: [{ path: '/' + (issue?.path ?? []).map(String).join('/'), message: issue?.message ?? '' }] },
-  });
+  throw handoffErrors.engineOption(detail, '/' + (issue?.path ?? []).map(String).join('/'), issue?.message ?? '');
 }
 
 export class HandoffEngine {
@@ -189,7 +187,7 @@ export class HandoffEngine {
 
   /** Opens an independent session: its own live requests, its own pending cap, its own retained replies. */
   openSession(label?: string): EngineSession {
-    if (this.#closed) throw new IntentError('SESSION_CLOSED', 'The engine was closed; create a new one.');
+    if (this.#closed) throw handoffErrors.engineClosed();
     const session = new EngineSession(this, label);
     this.#sessions.add(session);
     return session;

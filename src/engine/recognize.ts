@@ -65,25 +65,17 @@ export function executorFailure(error: unknown, requestId?: string): IntentError
 function present(reply: HandoffReply, requestId: string, deadlineMs: number | undefined): HandoffReply {
   if (!reply.isError) return reply;
   const { code } = reply.error;
-  if (code === 'HANDOFF_EXPIRED') return errorReply(timeoutError(requestId, deadlineMs));
+  if (code === 'HANDOFF_EXPIRED') return errorReply(handoffErrors.timeout(requestId, deadlineMs));
   if (code === 'HANDOFF_CANCELLED' && reply.error.details?.['reason'] === 'aborted')
     return errorReply(handoffErrors.aborted(requestId));
   return reply;
-}
-
-function timeoutError(requestId: string, deadlineMs: number | undefined): IntentError {
-  return new IntentError(
-    'TIMEOUT',
-    `The recognition passed its deadline of ${deadlineMs ?? 0} ms; retry, or allow more time with timeoutMs.`,
-    { requestId },
-  );
 }
 
 /** The reply for a request that ended while the executor was still writing its candidate. */
 function endedReply(answer: WaiterAnswer, requestId: string, deadlineMs: number | undefined): HandoffReply {
   switch (answer) {
     case 'expired':
-      return errorReply(timeoutError(requestId, deadlineMs));
+      return errorReply(handoffErrors.timeout(requestId, deadlineMs));
     case 'closed':
       return errorReply(handoffErrors.sessionClosed(requestId));
     default:
@@ -155,11 +147,7 @@ export async function recognize(
     if (endedWith !== undefined) return undefined;
     if (typeof text !== 'string') {
       cancelQuietly(session, requestId);
-      throw new IntentError(
-        'EXECUTOR_FAILED',
-        'The executor resolved with something other than the candidate text; it must resolve with a string.',
-        { requestId, retryable: false },
-      );
+      throw handoffErrors.executorNotText(requestId);
     }
     return text;
   };

@@ -94,6 +94,23 @@ export const handoffErrors = {
       'Validating the candidate failed inside the server (a bug, please report it); this request has ended, call intent_prepare again.',
       { requestId, details: { reason: 'internal_error' } },
     ),
+  timeout: (requestId: string, deadlineMs: number | undefined) =>
+    new IntentError(
+      'TIMEOUT',
+      `The recognition passed its deadline of ${deadlineMs ?? 0} ms; retry, or allow more time with timeoutMs.`,
+      { requestId },
+    ),
+  executorNotText: (requestId: string) =>
+    new IntentError(
+      'EXECUTOR_FAILED',
+      'The executor resolved with something other than the candidate text; it must resolve with a string.',
+      { requestId, retryable: false },
+    ),
+  engineClosed: () => new IntentError('SESSION_CLOSED', 'The engine was closed; create a new one.'),
+  engineOption: (detail: string, path: string, message: string) =>
+    new IntentError('CONFIG_INVALID', `HandoffEngine options ${detail}; fix the option.`, {
+      details: { issues: [{ path, message }] },
+    }),
   aborted: (requestId?: string) =>
     new IntentError('ABORTED', 'The call was aborted by its caller.', requestId === undefined ? {} : { requestId }),
   disposed: (name: string) =>

@@ -3,7 +3,8 @@
  * JSON-RPC, negotiation, discovery and transports; `mountIntentMcpTools` (mount.ts) wires an adapter into an SDK server.
  */
 import { z } from 'zod';
-import { IntentError, toIntentError } from '../core/errors.js';
+import { toIntentError } from '../core/errors.js';
+import { mcpErrors } from './errors.js';
 import type { RequestCaps } from '../core/request.js';
 import { zodIssuesToFeedback } from '../core/feedback.js';
 import { LimitsOverrideSchema, PREFIX_PATTERN, isValidName, type LimitsOverride } from '../core/schemas.js';
@@ -108,10 +109,6 @@ const ConnectOptionsSchema = z
   })
   .strict();
 
-function configError(message: string, path: string): IntentError {
-  return new IntentError('CONFIG_INVALID', message, { details: { issues: [{ path, message }] } });
-}
-
 /**
  * Creates an adapter over caller-created `Intent`s. Validates everything up front and throws `IntentError`
  * `CONFIG_INVALID` (category `config`) for an invalid configuration.
@@ -119,40 +116,20 @@ function configError(message: string, path: string): IntentError {
 export function createIntentMcpAdapter(config: IntentMcpAdapterConfig): IntentMcpAdapter {
   const parsed = ConfigShapeSchema.safeParse(config);
   if (!parsed.success) {
-    const first = zodIssuesToFeedback(parsed.error.issues, config)[0] ?? { path: '', message: 'invalid' };
-    throw configError(
-      `Invalid adapter configuration at ${first.path === '' ? 'the top level' : `"${first.path}"`}: ${first.message}`,
-      first.path,
-    );
+    throw mcpErrors.configAt(zodIssuesToFeedback(parsed.error.issues, config)[0] ?? { path: '', message: 'invalid' });
   }
   const { mode = 'executor', toolPrefix = '', limits = {}, clock } = parsed.data;
   const raw = parsed.data.instances;
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
-    throw configError(
-      'The adapter needs "instances": an object mapping names to Intent objects you created.',
-      '/instances',
-    );
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw mcpErrors.noInstances();
   const instances = new Map<string, Intent>();
   for (const name of Object.keys(raw)) {
-    if (!isValidName(name))
-      throw configError(
-        `The instance name "${name}" is invalid: use 1–64 characters from A–Z, a–z, 0–9, "_", "." and "-", and not __proto__, prototype or constructor.`,
-        `/instances/${name}`,
-      );
+    if (!isValidName(name)) throw mcpErrors.badInstanceName(name);
     const value = (raw as Record<string, unknown>)[name];
-    if (!(value instanceof Intent))
-      throw configError(
-        `The instance "${name}" is not an Intent: create it with new Intent(config); plain IntentConfig objects belong in the server's config file.`,
-        `/instances/${name}`,
-      );
-    if (mode === 'executor' && value.executor === undefined)
-      throw configError(
-        `The instance "${name}" has no executor, but executor mode calls one; give it an executor or use mode "host".`,
-        `/instances/${name}`,
-      );
+    if (!(value instanceof Intent)) throw mcpErrors.notAnIntent(name);
+    if (mode === 'executor' && value.executor === undefined) throw mcpErrors.noExecutor(name);
     instances.set(name, value);
   }
-  if (instances.size === 0) throw configError('The adapter needs at least one instance in "instances".', '/instances');
+  if (instances.size === 0) throw mcpErrors.emptyInstances();
   return new Adapter(mode, toolPrefix, instances, limits, clock);
 }
 
@@ -200,16 +177,9 @@ class Adapter implements IntentMcpAdapter {
     const parsed = ConnectOptionsSchema.safeParse(options);
     if (!parsed.success) {
       const first = zodIssuesToFeedback(parsed.error.issues, options)[0] ?? { path: '', message: 'invalid' };
-      throw new IntentError(
-        'CONFIG_INVALID',
-        `Invalid connect options at ${first.path === '' ? 'the top level' : `"${first.path}"`}: ${first.message} Pass the protocolVersion the SDK negotiated (${PROTOCOL_VERSIONS.join(', ')}).`,
-        { category: 'transport', details: { issues: [first] } },
-      );
+      throw mcpErrors.connectOptions(first, PROTOCOL_VERSIONS);
     }
-    if (this.#closed)
-      throw new IntentError('CONFIG_INVALID', 'This adapter was closed; create a new adapter to accept connections.', {
-        category: 'transport',
-      });
+    if (this.#closed) throw mcpErrors.adapterClosed();
     const session = new AdapterSession(this, this.#engine.openSession(parsed.data.label), parsed.data.protocolVersion);
     this.#sessions.add(session);
     return session;
@@ -254,11 +224,7 @@ class Adapter implements IntentMcpAdapter {
       case 'parse': {
         const { instance, request } = this.#splitRequest(args, name);
         const executor = this.#executors.get(instance.name);
-        if (executor === undefined)
-          throw new IntentError(
-            'INTERNAL',
-            'An executor-mode instance lost its executor; this is a bug, please report it.',
-          );
+        if (executor === undefined) throw mcpErrors.bug('An executor-mode instance lost its executor');
         return recognize(engineSession, instance, executor, request, options, this.#caps);
       }
       case 'prepare': {
@@ -281,36 +247,17 @@ class Adapter implements IntentMcpAdapter {
 
   /** Separates `instance` from the Native request; the request itself is validated by the core (one pass). */
   #splitRequest(args: unknown, tool: string): { instance: HandoffInstance; request: unknown } {
-    if (args === null || typeof args !== 'object' || Array.isArray(args))
-      throw new IntentError('INPUT_INVALID', `The arguments of ${tool} must be a JSON object with at least "input".`, {
-        details: { issues: [{ path: '', message: 'Expected a JSON object.' }] },
-      });
+    if (args === null || typeof args !== 'object' || Array.isArray(args)) throw mcpErrors.argumentsNotObject(tool);
     const { instance: name, ...request } = args as Record<string, unknown>;
     if (name === undefined) {
-      if (this.#instances.size > 1)
-        throw new IntentError(
-          'INSTANCE_REQUIRED',
-          `Several instances are configured; pass "instance" with one of: ${[...this.#instances.keys()].join(', ')}.`,
-        );
+      if (this.#instances.size > 1) throw mcpErrors.instanceRequired(this.#instances.keys());
       const only = this.#instances.values().next().value;
-      if (only === undefined)
-        throw new IntentError('INTERNAL', 'The adapter has no instance; this is a bug, please report it.');
+      if (only === undefined) throw mcpErrors.bug('The adapter has no instance');
       return { instance: only, request };
     }
-    if (typeof name !== 'string')
-      throw new IntentError(
-        'INPUT_INVALID',
-        `The "instance" argument of ${tool} must be a string naming a configured instance.`,
-        {
-          details: { issues: [{ path: '/instance', message: 'Expected a string.' }] },
-        },
-      );
+    if (typeof name !== 'string') throw mcpErrors.instanceNotString(tool);
     const instance = this.#instances.get(name);
-    if (instance === undefined)
-      throw new IntentError(
-        'INSTANCE_NOT_FOUND',
-        `No instance is named "${name.slice(0, 64)}"; use one of: ${[...this.#instances.keys()].join(', ')}.`,
-      );
+    if (instance === undefined) throw mcpErrors.instanceNotFound(name, this.#instances.keys());
     return { instance, request };
   }
 }
@@ -358,9 +305,8 @@ class AdapterSession implements IntentMcpSession {
 function checkParseOptions(options: IntentParseOptions | null | undefined): IntentParseOptions {
   if (options === undefined || options === null) return {};
   const { signal, timeoutMs } = options;
-  if (signal !== undefined && !(signal instanceof AbortSignal))
-    throw new IntentError('INPUT_INVALID', 'options.signal must be an AbortSignal; pass the SDK request signal as is.');
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw mcpErrors.badSignal();
   if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647))
-    throw new IntentError('INPUT_INVALID', 'options.timeoutMs must be a positive integer number of milliseconds.');
+    throw mcpErrors.badTimeout();
   return options;
 }

@@ -10,7 +10,8 @@
  * the single place this library touches an SDK internal, and a test pins the behaviour.
  */
 import { McpServer, ProtocolError, ProtocolErrorCode, Server, type ServerContext } from '@modelcontextprotocol/server';
-import { IntentError, toIntentError } from '../core/errors.js';
+import { toIntentError } from '../core/errors.js';
+import { mcpErrors } from './errors.js';
 import type { IntentMcpAdapter, IntentMcpSession, ProtocolVersion } from './adapter.js';
 import { handoffErrors } from '../engine/replies.js';
 import { errorEnvelope } from './envelopes.js';
@@ -74,11 +75,7 @@ export async function mountIntentMcpTools(
   const protocolServer = server instanceof McpServer ? server.server : server;
   // The low-level Server is deprecated for building tools by hand, not for mounting: spec 04 supports both.
   // eslint-disable-next-line @typescript-eslint/no-deprecated
-  if (!(protocolServer instanceof Server))
-    throw new IntentError(
-      'CONFIG_INVALID',
-      'mountIntentMcpTools needs an McpServer or a Server from @modelcontextprotocol/server.',
-    );
+  if (!(protocolServer instanceof Server)) throw mcpErrors.notAServer();
   if (server instanceof McpServer) {
     // McpServer installs its tool handlers lazily on the first registerTool; install them now so that tools registered
     // after the mount join the same handlers instead of colliding with ours.
@@ -95,12 +92,7 @@ export async function mountIntentMcpTools(
 
   const existing = new Set(await existingToolNames(originalList));
   const clashes = adapter.tools.map((t) => t.name).filter((n) => existing.has(n));
-  if (clashes.length > 0)
-    throw new IntentError(
-      'CONFIG_INVALID',
-      `The server already has tools named ${clashes.join(', ')}; set a toolPrefix on the adapter so the names do not clash.`,
-      { details: { clashes } },
-    );
+  if (clashes.length > 0) throw mcpErrors.toolClash(clashes);
 
   let session: IntentMcpSession | undefined;
   /** Set by `close()`: this connection's calls answer SESSION_CLOSED until the connection itself ends. */

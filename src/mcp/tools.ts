@@ -3,7 +3,8 @@
  * a model can act on, truthful annotations, and the argument parsers built from the same zod schemas.
  */
 import { z } from 'zod';
-import { IntentError, quoteCaller } from '../core/errors.js';
+import { quoteCaller } from '../core/errors.js';
+import { mcpErrors } from './errors.js';
 import { unknownTopLevelKey, zodIssuesToFeedback } from '../core/feedback.js';
 import {
   HostCancelReasonSchema,
@@ -155,7 +156,7 @@ export function parseArgs<T>(schema: z.ZodType<T>, args: unknown, tool: string):
 }
 
 function rejectInput(message: string, issues: { path: string; message: string }[]): never {
-  throw new IntentError('INPUT_INVALID', message, { details: { issues } });
+  throw mcpErrors.arguments(message, issues);
 }
 
 /** `intent_accept` arguments, with the spec's own message for a candidate sent as an object instead of a string. */
