@@ -66,6 +66,8 @@ export const LimitsSchema = z
   })
   .strict();
 export type Limits = z.infer<typeof LimitsSchema>;
+/** Every limit's default: the one place the numbers live (the schema above), read once. */
+export const LIMIT_DEFAULTS: Readonly<Limits> = Object.freeze(LimitsSchema.parse({}));
 export const LimitsOverrideSchema = LimitsSchema.partial();
 export type LimitsOverride = z.input<typeof LimitsOverrideSchema>;
 

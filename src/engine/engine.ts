@@ -12,7 +12,13 @@ import { toIntentError } from '../core/errors.js';
 import type { InstanceModel } from '../core/instance.js';
 import { normalizeCandidate } from '../core/normalize.js';
 import { prepareRequest, type PreparedRequest, type RequestCaps } from '../core/request.js';
-import type { HostCancelReason, HostCancelReply, HostTask, IntentResult } from '../core/schemas.js';
+import {
+  LIMIT_DEFAULTS,
+  type HostCancelReason,
+  type HostCancelReply,
+  type HostTask,
+  type IntentResult,
+} from '../core/schemas.js';
 import { validateCandidate } from '../core/validate.js';
 import {
   handoffMachine,
@@ -124,7 +130,6 @@ interface LiveRecord {
   emitted: HandoffEmitted[];
 }
 
-const DEFAULT_MAX_PENDING = 64;
 const count = (max: number) => z.number().int().min(1).max(max);
 
 /** Checked at construction, like lru-cache does: a 0, NaN or fraction never silently removes a bound. */
@@ -181,7 +186,7 @@ export class HandoffEngine {
         this.#announce(record, 'evict', record.state, record.state, 'none', record.context.validations);
       },
     });
-    this.maxPendingPerSession = options.maxPendingPerSession ?? DEFAULT_MAX_PENDING;
+    this.maxPendingPerSession = options.maxPendingPerSession ?? LIMIT_DEFAULTS.maxPendingPerSession;
     this.retain = options.retain ?? true;
   }
 

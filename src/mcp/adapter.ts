@@ -7,7 +7,13 @@ import { toIntentError } from '../core/errors.js';
 import { mcpErrors } from './errors.js';
 import type { RequestCaps } from '../core/request.js';
 import { zodIssuesToFeedback } from '../core/feedback.js';
-import { LimitsOverrideSchema, PREFIX_PATTERN, isValidName, type LimitsOverride } from '../core/schemas.js';
+import {
+  LIMIT_DEFAULTS,
+  LimitsOverrideSchema,
+  PREFIX_PATTERN,
+  isValidName,
+  type LimitsOverride,
+} from '../core/schemas.js';
 import type { HandoffClock } from '../engine/clock.js';
 import {
   HandoffEngine,
@@ -159,7 +165,7 @@ class Adapter implements IntentMcpAdapter {
     for (const kind of TOOL_KINDS_BY_MODE[mode]) this.#byName.set(prefix + BASE_TOOL_NAMES[kind], kind);
     this.#instances = new Map([...instances].map(([name, intent]) => [name, intent.asInstance(name)]));
     this.#executors = new Map([...instances].map(([name, intent]) => [name, intent.executor]));
-    this.#maxCandidateBytes = limits.maxCandidateBytes ?? 1024 * 1024;
+    this.#maxCandidateBytes = limits.maxCandidateBytes ?? LIMIT_DEFAULTS.maxCandidateBytes;
     this.#caps = {
       ...(limits.maxInputChars === undefined ? {} : { maxInputChars: limits.maxInputChars }),
       ...(limits.maxContextItems === undefined ? {} : { maxContextItems: limits.maxContextItems }),
