@@ -106,7 +106,11 @@ function deferred<T>(): Deferred<T> {
  * leaving `validating`); `reply` is the one object every caller waiting on it gets.
  */
 interface ValidationRun {
-  readonly controller: AbortController;
+  /**
+   * Set by the machine's `abandon`: the job, if it has not run yet, never does. A plain flag: an AbortController would
+   * build a DOMException with a stack trace for every validation the machine leaves.
+   */
+  abandoned: boolean;
   readonly reply: Deferred<HandoffReply>;
   /** The normalised result of a valid candidate, kept between the validation and the machine's answer. */
   result: IntentResult | undefined;
@@ -492,7 +496,7 @@ export class HandoffEngine {
         this.#startValidation(record);
         return undefined;
       case 'abandon':
-        record.run?.controller.abort();
+        if (record.run !== undefined) record.run.abandoned = true;
         return undefined;
       case 'waiters': {
         const run = record.run;
@@ -521,7 +525,7 @@ export class HandoffEngine {
 
   #startValidation(record: LiveRecord): void {
     const run: ValidationRun = {
-      controller: new AbortController(),
+      abandoned: false,
       reply: deferred<HandoffReply>(),
       result: undefined,
     };
@@ -529,7 +533,7 @@ export class HandoffEngine {
     // Deferred to a later turn of the event loop so that identical concurrent submissions join this validation and a
     // cancel, a deadline or a session close can still overtake it (the machine then abandons it).
     setImmediate(() => {
-      if (!run.controller.signal.aborted) this.#runValidation(record, run);
+      if (!run.abandoned) this.#runValidation(record, run);
     });
   }
 
