@@ -49,9 +49,7 @@ function expectNoKey(...outputs: string[]): void {
   }
 }
 
-beforeAll(() => {
-  ensureBuilt();
-}, 180_000);
+beforeAll(() => ensureBuilt(), 180_000);
 
 afterEach(async () => {
   await stopAllChildren();

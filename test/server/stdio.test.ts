@@ -65,9 +65,7 @@ function withoutProtocolStamps(reply: ToolReply, revision: Revision): ToolReply 
   return rest;
 }
 
-beforeAll(() => {
-  ensureBuilt();
-}, 180_000);
+beforeAll(() => ensureBuilt(), 180_000);
 
 afterEach(async () => {
   await stopAllChildren();
