@@ -263,7 +263,7 @@ describe('StdioLineTransport property [item 7]', () => {
           await transport.close();
         },
       ),
-      { seed: 8, numRuns: 300 },
+      { numRuns: 300 },
     );
   });
 });
