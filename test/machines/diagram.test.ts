@@ -384,7 +384,7 @@ describe('diagram: the CLI', () => {
   // `npm test` builds first; a bare `vitest run`, or a change to machines/ since, may not have.
   beforeAll(() => ensureBuilt(), 180_000);
 
-  it('[S03-DIAGRAM] `diagram --format dot` prints toDot()', () => {
+  it('[S05-DIAGRAM] [S03-DIAGRAM] `diagram --format dot` prints toDot()', () => {
     const out = execFileSync(process.execPath, ['dist/src/cli.js', 'diagram', '--format', 'dot'], {
       cwd: ROOT,
       encoding: 'utf8',
@@ -392,7 +392,7 @@ describe('diagram: the CLI', () => {
     expect(out).toBe(toDot());
   });
 
-  it('[S03-DIAGRAM] `diagram` prints Mermaid by default, and `--highlight` reaches it', () => {
+  it('[S05-DIAGRAM] [S03-DIAGRAM] `diagram` prints Mermaid by default, and `--highlight` reaches it', () => {
     const plain = cli();
     expect(plain.status).toBe(0);
     expect(plain.stdout).toBe(toMermaid());

@@ -231,7 +231,7 @@ describe('executor mode from a config file (openai-compatible executor, key from
   );
 
   it(
-    'the key never appears in a reply or on stderr, even at --log-level debug when the endpoint echoes it back in an error',
+    '[S05-SECRETS-FROM-ENV] the key never appears in a reply or on stderr, even at --log-level debug when the endpoint echoes it back in an error',
     async () => {
       const [endpoint, conn] = await serveExecutor('2025-06-18', ['--log-level', 'debug']);
       endpoint.reply({
@@ -261,7 +261,7 @@ describe('executor mode from a config file (openai-compatible executor, key from
 
 describe('stdout carries only the protocol', () => {
   it(
-    'a child at --log-level debug answers raw JSON-RPC on stdout (every stdout line a JSON-RPC message) and logs JSON lines on stderr',
+    '[S05-STDOUT-PROTOCOL] a child at --log-level debug answers raw JSON-RPC on stdout (every stdout line a JSON-RPC message) and logs JSON lines on stderr',
     async () => {
       const child = startCli(['--log-level', 'debug']);
       child.send({
