@@ -61,8 +61,8 @@ describe('the package entry', () => {
     expect(missing).toEqual([]);
   });
 
-  it('the published declarations of the entry reach no internal module', () => {
-    ensureBuilt();
+  it('the published declarations of the entry reach no internal module', async () => {
+    await ensureBuilt();
     const dts = readFileSync(join(REPO_ROOT, 'dist/src/index.d.ts'), 'utf8');
     for (const internal of ['HandoffEngine', 'EngineSession', 'prepareRequest', 'recognize', 'validateCandidate'])
       expect(dts).not.toContain(internal);

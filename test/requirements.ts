@@ -1,5 +1,5 @@
 /**
- * The requirements of the seed (`01-seed-in-english.md`) and of specs 02, 03 and 06, as data. A test claims a
+ * The requirements of the seed (`01-seed-in-english.md`) and of specs 02 to 06, as data. A test claims a
  * requirement by carrying its id in brackets in its title, e.g. `it('[S02-IDS] numbers ids depth-first', ...)`.
  * `requirements.test.ts` fails when a requirement that is not pending has no claiming test, and when a pending one is
  * already claimed (then its `pending` mark must go). `pending` names the issue that will build it.
@@ -248,6 +248,146 @@ export const requirements: Requirement[] = [
   {
     id: 'S03-PREPARE-ATOMIC',
     text: 'A request is registered only once its HostTask is fully built and serialised; a failed prepare leaves nothing live.',
+  },
+
+  // --- spec 04: the MCP adapter -------------------------------------------------------------------------------------
+  {
+    id: 'S04-ADAPTER-CONFIG',
+    text: 'createIntentMcpAdapter validates everything up front: bad or empty instances, a value that is not an Intent, a bad name or toolPrefix, executor mode without an executor, unknown keys are CONFIG_INVALID with category config.',
+  },
+  {
+    id: 'S04-SESSIONS-INDEPENDENT',
+    text: 'Each connect() makes an independent session: its own records and its own pending cap.',
+  },
+  {
+    id: 'S04-CALLTOOL-NEVER-THROWS',
+    text: 'callTool never throws: every failure, garbage arguments and options included, becomes an error envelope.',
+  },
+  {
+    id: 'S04-CLOSE',
+    text: 'session.close() cancels live requests (waiters get SESSION_CLOSED), drops retained replies, and later calls give SESSION_CLOSED; adapter.close() closes every session and refuses new ones; both are idempotent.',
+  },
+  {
+    id: 'S04-TOOL-DEFINITIONS',
+    text: 'Every tool definition has an inputSchema with additionalProperties false, an outputSchema for its success payload, a description a model can act on and truthful annotations.',
+  },
+  {
+    id: 'S04-CANDIDATE-STRING',
+    text: 'intent_accept requires candidateText to be a string; an object is INPUT_INVALID whose message asks for the complete candidate as a JSON string.',
+  },
+  {
+    id: 'S04-ENVELOPE-SUCCESS',
+    text: 'A success is { content: [{ type: text, text: JSON.stringify(payload) }], structuredContent: payload, isError: false }.',
+  },
+  {
+    id: 'S04-ENVELOPE-ERROR',
+    text: 'A technical failure is { content: [{ type: text, text: JSON.stringify({ error }) }], isError: true } with no structuredContent.',
+  },
+  {
+    id: 'S04-RESULT-TYPE',
+    text: "Under 2026-07-28 the adapter's result also has resultType complete; never under the 2025 revisions.",
+  },
+  { id: 'S04-REPLAY-BYTES', text: 'A replayed reply is the stored text itself: byte-identical to the first.' },
+  {
+    id: 'S04-MOUNT-CLASH',
+    text: "mountIntentMcpTools checks our names against the server's tools before registering: a clash is CONFIG_INVALID and leaves the server as it was.",
+  },
+  {
+    id: 'S04-MOUNT-ROUTING',
+    text: 'A mounted server (McpServer or low-level Server) lists its tools and ours together, routes our names to the adapter and every other name to its original handler, unchanged.',
+  },
+  {
+    id: 'S04-MOUNT-SESSION',
+    text: 'The mount creates one adapter session per SDK connection, never one per request, and closes it when that connection closes.',
+  },
+  {
+    id: 'S04-MOUNT-SIGNAL',
+    text: "The mount passes the SDK's per-request AbortSignal to the adapter as options.signal.",
+  },
+
+  // --- spec 05: the standalone command -------------------------------------------------------------------------------
+  {
+    id: 'S05-HELP-VERSION',
+    text: '--help lists serve, check-config and diagram; --version prints the package version; both exit 0.',
+  },
+  {
+    id: 'S05-BAD-INVOCATION',
+    text: 'Invalid flags or config: one line on stderr naming the problem, nothing on stdout, exit code 2.',
+  },
+  { id: 'S05-FLAGS-OVERRIDE', text: 'Flags override the config file.' },
+  {
+    id: 'S05-CHECK-CONFIG',
+    text: 'check-config FILE prints what would be served and exits 0, or exits 2 with one line naming the problem.',
+  },
+  {
+    id: 'S05-DIAGRAM',
+    text: 'intent-mcp diagram prints the handoff machine generated from its definition: Mermaid by default, DOT with --format dot.',
+  },
+  {
+    id: 'S05-STDOUT-PROTOCOL',
+    text: 'In stdio mode stdout carries only protocol messages; logs go to stderr (JSON lines with --log-level debug).',
+  },
+  {
+    id: 'S05-SIGNALS',
+    text: 'SIGINT/SIGTERM: stop accepting, close every session (live requests cancelled), exit 0 within 5 s.',
+  },
+  {
+    id: 'S05-SECRETS-FROM-ENV',
+    text: 'Secrets come only from the variable named by apiKeyEnv; a literal apiKey in a config file refuses to start; a key never appears in any output.',
+  },
+  {
+    id: 'S05-HTTP-SESSION',
+    text: 'Over HTTP, initialize creates an MCP session with a crypto-random Mcp-Session-Id bound to one adapter session; its requests all use that session.',
+  },
+  {
+    id: 'S05-HTTP-DELETE',
+    text: 'DELETE ends the MCP session and closes its adapter session: its records are gone and its id gets 404.',
+  },
+  {
+    id: 'S05-HTTP-UNKNOWN-SESSION',
+    text: 'A request for an unknown session gets 404 and creates nothing.',
+  },
+  { id: 'S05-HTTP-DROPPED-STREAM', text: 'A dropped SSE stream is not a close: the session goes on.' },
+  {
+    id: 'S05-HTTP-2026',
+    text: "A 2026-07-28 request over HTTP gets the SDK's unsupported-version answer, and the server keeps serving.",
+  },
+  {
+    id: 'S05-SESSION-CAP',
+    text: 'At most maxSessions HTTP sessions: a new initialize beyond it gets HTTP 503 with a JSON-RPC error and Retry-After.',
+  },
+  {
+    id: 'S05-IDLE-RECLAIM',
+    text: 'A session idle for sessionIdleMs is closed as if deleted; one with a stream or a request in flight is not idle.',
+  },
+  {
+    id: 'S05-HEALTHZ',
+    text: 'GET /healthz, outside --path, answers 200 {"status":"ok","sessions":N}.',
+  },
+  { id: 'S05-BODY-LIMIT', text: 'An HTTP body over 4 MiB gets 413; the server keeps serving.' },
+  {
+    id: 'S05-WILDCARD-BIND',
+    text: 'Binding 0.0.0.0 or :: (in any spelling) without --public-origin refuses to start (CONFIG_INVALID, exit 2).',
+  },
+  {
+    id: 'S05-PUBLIC-ORIGIN-RULES',
+    text: '--public-origin must be an absolute http: or https: origin with no credentials, no * in the host, no path but /, no query and no fragment; anything else refuses to start naming the rule.',
+  },
+  {
+    id: 'S05-HOST-ORIGIN',
+    text: "Allowed Host: the public origin's host (with its port only when not the scheme's default) and the listener's 127.0.0.1, localhost and [::1]:PORT; allowed Origin: the public origin exactly and the local diagnostic origins.",
+  },
+  {
+    id: 'S05-HOST-ORIGIN-403',
+    text: 'Any other Host or Origin gets 403 before any MCP processing, on every method.',
+  },
+  {
+    id: 'S05-FORWARDED-IGNORED',
+    text: 'X-Forwarded-* and Forwarded headers never widen the allowed Host and Origin lists.',
+  },
+  {
+    id: 'S05-TLS-PROXY',
+    text: "Behind a TLS proxy that forwards Host unchanged, with the server on loopback and --public-origin https://..., the README's nginx block works.",
   },
 
   // --- spec 06: errors -----------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ describe('stripCodeFence: the same answers as the former pattern', () => {
         const text = parts.join('');
         expect(stripCodeFence(text)).toBe(former(text));
       }),
-      { seed: 8_001, numRuns: 20_000 },
+      { numRuns: 20_000 },
     );
   });
 
@@ -44,7 +44,7 @@ describe('stripCodeFence: the same answers as the former pattern', () => {
           expect(stripCodeFence(text)).toBe(former(text));
         },
       ),
-      { seed: 8_002, numRuns: 5_000 },
+      { numRuns: 5_000 },
     );
   });
 

@@ -395,31 +395,27 @@ describe('outputSchema', () => {
     expect(tasks.filter(([, p]) => p.baseline !== undefined)).toHaveLength(2);
   });
 
-  it('[S02-SCHEMAS] is derived from the zod candidate schema, not written by hand', () => {
-    const shapes: [PreparedRequest, Parameters<typeof buildCandidateSchema>[0]][] = tasks.map(([, prepared]) => [
-      prepared,
-      prepared.plan.fields.map((f) => ({ name: f.name, type: f.type, description: f.spec.description })),
-    ]);
-    for (const [prepared, fields] of shapes) {
+  it('[S02-SCHEMAS] is derived from the zod candidate schema: built from it, and admitting exactly what it admits', () => {
+    for (const [what, prepared] of tasks) {
+      const fields = prepared.plan.fields.map((f) => ({ name: f.name, type: f.type, description: f.spec.description }));
       const zodSchema = buildCandidateSchema(fields, prepared.baseline !== undefined);
-      expect(zodSchema).toBeInstanceOf(z.ZodType);
-      expect(prepared.task.outputSchema).toEqual(toOutputSchema(zodSchema));
-      expect(prepared.task.outputSchema).toEqual(
-        z.toJSONSchema(zodSchema, {
-          target: 'draft-2020-12',
-          io: 'output',
-          override: ({ jsonSchema }) => {
-            if (jsonSchema.type === 'object' && jsonSchema.properties !== undefined) {
-              jsonSchema.required = Object.keys(jsonSchema.properties);
-              jsonSchema.additionalProperties = false;
-            }
-            if (jsonSchema.type === 'integer') {
-              delete jsonSchema.minimum;
-              delete jsonSchema.maximum;
-            }
-          },
-        }),
-      );
+      const schema = prepared.task.outputSchema;
+      // The task carries the JSON Schema of the zod schema the core validates with, not one of its own.
+      expect(schema, what).toEqual(toOutputSchema(zodSchema));
+      // ... and the rendering loses or adds no rule: on a full candidate, the simplest samples and candidates one defect
+      // away (extra key, bad enum, missing key, mistyped field), the JSON Schema and the zod schema agree every time.
+      const values = [
+        fullCandidate(prepared),
+        sample(schema, schema, true),
+        sample(schema, schema, false),
+        ...brokenCandidates(prepared),
+        ...mistypedFields(prepared),
+      ];
+      for (const value of values)
+        expect(outputAccepts(schema, value), `${what}: ${JSON.stringify(value)}`).toBe(
+          zodSchema.safeParse(value).success,
+        );
+      expect(values.filter((v) => !zodSchema.safeParse(v).success).length, what).toBeGreaterThanOrEqual(5);
     }
   });
 
@@ -431,74 +427,117 @@ describe('outputSchema', () => {
   });
 });
 
-describe('what the outputSchema accepts, validateCandidate accepts', () => {
-  const full = (prepared: PreparedRequest): Record<string, unknown> => {
-    const withFields = prepared.plan.fields.length > 0;
-    const value: Record<string, unknown> = {
-      turnKind: 'request',
-      coverage: 'partial',
-      intents: [
-        {
-          ref: 'look',
-          domain: 'orders',
-          action: 'query',
-          target: 'order 123',
-          goal: 'Look up order 123.',
-          understanding: 'clear',
-          constraints: [{ kind: 'prohibition', text: 'do not cancel' }],
-          inputs: [{ name: 'orderId', value: '123' }],
-          references: [{ kind: 'input', id: null, text: 'order 123' }],
-          children: [
-            {
-              ref: 'notify',
-              domain: null,
-              action: 'notify',
-              target: null,
-              goal: 'Tell the user.',
-              understanding: 'partial',
-              constraints: null,
-              inputs: null,
-              references: null,
-              children: null,
-            },
-          ],
-        },
-      ],
-      constraints: [{ kind: 'deadline', text: 'by Friday' }],
-      relations: [{ kind: 'sequence', from: 'look', to: 'notify', text: null }],
-      unresolved: [{ kind: 'ambiguity', text: 'Which shop?', intentRef: 'look', options: ['north', 'south'] }],
-      fields: withFields
-        ? Object.fromEntries(
-            prepared.plan.fields.map((f) => [
-              f.name,
-              { status: 'filled', value: typedValue(f.type), candidates: null, evidence: 'order 123' },
-            ]),
-          )
-        : null,
-    };
-    if (prepared.baseline !== undefined)
-      value['baselineChanges'] = [
-        {
-          operation: 'update',
-          target: { kind: 'intent', id: 'intent-1' },
-          set: {
+/** A candidate using every part of the schema, with every key present. */
+function fullCandidate(prepared: PreparedRequest): Record<string, unknown> {
+  const withFields = prepared.plan.fields.length > 0;
+  const value: Record<string, unknown> = {
+    turnKind: 'request',
+    coverage: 'partial',
+    intents: [
+      {
+        ref: 'look',
+        domain: 'orders',
+        action: 'query',
+        target: 'order 123',
+        goal: 'Look up order 123.',
+        understanding: 'clear',
+        constraints: [{ kind: 'prohibition', text: 'do not cancel' }],
+        inputs: [{ name: 'orderId', value: '123' }],
+        references: [{ kind: 'input', id: null, text: 'order 123' }],
+        children: [
+          {
+            ref: 'notify',
             domain: null,
-            action: null,
+            action: 'notify',
             target: null,
-            goal: 'Cancel order 123.',
-            understanding: null,
-            kind: null,
-            text: null,
+            goal: 'Tell the user.',
+            understanding: 'partial',
+            constraints: null,
+            inputs: null,
+            references: null,
+            children: null,
           },
-          text: 'cancel it too',
-        },
-      ];
-    return value;
+        ],
+      },
+    ],
+    constraints: [{ kind: 'deadline', text: 'by Friday' }],
+    relations: [{ kind: 'sequence', from: 'look', to: 'notify', text: null }],
+    unresolved: [{ kind: 'ambiguity', text: 'Which shop?', intentRef: 'look', options: ['north', 'south'] }],
+    fields: withFields
+      ? Object.fromEntries(
+          prepared.plan.fields.map((f) => [
+            f.name,
+            { status: 'filled', value: typedValue(f.type), candidates: null, evidence: 'order 123' },
+          ]),
+        )
+      : null,
   };
+  if (prepared.baseline !== undefined)
+    value['baselineChanges'] = [
+      {
+        operation: 'update',
+        target: { kind: 'intent', id: 'intent-1' },
+        set: {
+          domain: null,
+          action: null,
+          target: null,
+          goal: 'Cancel order 123.',
+          understanding: null,
+          kind: null,
+          text: null,
+        },
+        text: 'cancel it too',
+      },
+    ];
+  return value;
+}
 
+/** Candidates one defect away from {@link fullCandidate}: each must be refused. */
+function brokenCandidates(prepared: PreparedRequest): Record<string, unknown>[] {
+  const base = fullCandidate(prepared);
+  const broken: Record<string, unknown>[] = [
+    { ...base, extra: 1 },
+    { ...base, coverage: 'most' },
+    { ...base, intents: [{ ...(base['intents'] as object[])[0], understanding: 'sure' }] },
+    { ...base, constraints: [{ kind: 'deadline' }] },
+    { ...base, baselineChanges: [] },
+  ];
+  if (prepared.baseline !== undefined) broken.pop();
+  if (prepared.plan.fields.length > 0) {
+    const [first] = prepared.plan.fields;
+    broken.push({
+      ...base,
+      fields: { ...(base['fields'] as object), [first!.name]: { status: 'filled', value: [] } },
+    });
+  } else broken.push({ ...base, fields: { orderId: { status: 'missing' } } });
+  return broken;
+}
+
+/** {@link fullCandidate} with one selected field's value of another JSON type, for each selected field. */
+function mistypedFields(prepared: PreparedRequest): Record<string, unknown>[] {
+  const base = fullCandidate(prepared);
+  const wrong: Record<FieldType, unknown> = {
+    string: 123,
+    integer: 2.5,
+    number: '9.5',
+    boolean: 'false',
+    date: 20260305,
+    datetime: true,
+    enum: ['blue'],
+  };
+  return prepared.plan.fields.map((f) => ({
+    ...base,
+    fields: {
+      ...(base['fields'] as object),
+      [f.name]: { status: 'filled', value: wrong[f.type], candidates: null, evidence: 'order 123' },
+    },
+  }));
+}
+
+describe('what the outputSchema accepts, validateCandidate accepts', () => {
   it.each(tasks)('[S02-STRICT] a full candidate and the simplest samples: %s', (_what, prepared) => {
     const schema = prepared.task.outputSchema;
-    const values = [full(prepared), sample(schema, schema, true), sample(schema, schema, false)];
+    const values = [fullCandidate(prepared), sample(schema, schema, true), sample(schema, schema, false)];
     for (const value of values) {
       expect(outputAccepts(schema, value)).toBe(true);
       expect(validateCandidate(prepared, JSON.stringify(value))).toMatchObject({ ok: true });
@@ -507,22 +546,7 @@ describe('what the outputSchema accepts, validateCandidate accepts', () => {
 
   it.each(tasks)('[S02-STRICT] what the outputSchema refuses, validateCandidate refuses: %s', (_what, prepared) => {
     const schema = prepared.task.outputSchema;
-    const base = full(prepared);
-    const broken: Record<string, unknown>[] = [
-      { ...base, extra: 1 },
-      { ...base, coverage: 'most' },
-      { ...base, intents: [{ ...(base['intents'] as object[])[0], understanding: 'sure' }] },
-      { ...base, constraints: [{ kind: 'deadline' }] },
-      { ...base, baselineChanges: [] },
-    ];
-    if (prepared.baseline !== undefined) broken.pop();
-    if (prepared.plan.fields.length > 0) {
-      const [first] = prepared.plan.fields;
-      broken.push({
-        ...base,
-        fields: { ...(base['fields'] as object), [first!.name]: { status: 'filled', value: [] } },
-      });
-    } else broken.push({ ...base, fields: { orderId: { status: 'missing' } } });
+    const broken = brokenCandidates(prepared);
     for (const value of broken) {
       expect(outputAccepts(schema, value)).toBe(false);
       expect(validateCandidate(prepared, JSON.stringify(value)).ok).toBe(false);

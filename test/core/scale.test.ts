@@ -210,7 +210,7 @@ describe('substringSearch', () => {
       fc.property(text, text, (needle, haystack) => {
         expect(substringSearch(needle)(haystack)).toBe(haystack.includes(needle));
       }),
-      { seed: 8_004, numRuns: 20_000 },
+      { numRuns: 20_000 },
     );
   });
 });

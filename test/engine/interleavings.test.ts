@@ -695,6 +695,7 @@ describe('handoff engine: interleavings of concurrent real calls against a refer
       fc.asyncProperty(fc.scheduler(), setupArb, callersArb, async (s, setup, callers) => {
         (await runCallers(s, setup, callers)).verdict();
       }),
+      // Pinned, not the shared FC_SEED: the assertion is about what this particular sample covers.
       { numRuns: 100, seed: 20261103 },
     );
     expect([...coverage.keys()].sort()).toEqual([...COVERAGE_TAGS].sort());
@@ -815,6 +816,7 @@ describe('handoff engine: interleavings of concurrent real calls against a refer
         const world = await runCallers(s, setup, callers, 3);
         world.verdict();
       }),
+      // Pinned, not the shared FC_SEED: the assertion is about this sample's counterexample and its shrinking.
       { numRuns: 300, seed: 42 },
     );
     expect(result.failed).toBe(true);

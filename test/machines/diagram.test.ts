@@ -4,12 +4,12 @@
  * `toMermaid` / `toDot` and the built CLI print.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createMachine, type AnyStateMachine } from 'xstate';
 import { HANDOFF_STATES, handoffMachine } from '../../machines/handoff.js';
 import { toDot, toMermaid } from '../../machines/diagram.js';
+import { ensureBuilt } from '../support/serverProcess.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -381,13 +381,10 @@ describe('diagram: the CLI', () => {
   const cli = (...args: string[]) =>
     spawnSync(process.execPath, ['dist/src/cli.js', 'diagram', ...args], { cwd: ROOT, encoding: 'utf8' });
 
-  beforeAll(() => {
-    // `npm test` builds first; a bare `vitest run` may not have.
-    if (!existsSync(`${ROOT}dist/src/cli.js`))
-      execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT });
-  });
+  // `npm test` builds first; a bare `vitest run`, or a change to machines/ since, may not have.
+  beforeAll(() => ensureBuilt(), 180_000);
 
-  it('[S03-DIAGRAM] `diagram --format dot` prints toDot()', () => {
+  it('[S05-DIAGRAM] [S03-DIAGRAM] `diagram --format dot` prints toDot()', () => {
     const out = execFileSync(process.execPath, ['dist/src/cli.js', 'diagram', '--format', 'dot'], {
       cwd: ROOT,
       encoding: 'utf8',
@@ -395,7 +392,7 @@ describe('diagram: the CLI', () => {
     expect(out).toBe(toDot());
   });
 
-  it('[S03-DIAGRAM] `diagram` prints Mermaid by default, and `--highlight` reaches it', () => {
+  it('[S05-DIAGRAM] [S03-DIAGRAM] `diagram` prints Mermaid by default, and `--highlight` reaches it', () => {
     const plain = cli();
     expect(plain.status).toBe(0);
     expect(plain.stdout).toBe(toMermaid());

@@ -75,7 +75,7 @@ async function prepare(
   return task as { requestId: string; submissionToken: string; expiresAt?: string; kind: string };
 }
 
-describe('createIntentMcpAdapter rejects every invalid configuration with CONFIG_INVALID (config)', () => {
+describe('[S04-ADAPTER-CONFIG] createIntentMcpAdapter rejects every invalid configuration with CONFIG_INVALID (config)', () => {
   const intent = seedIntent();
   const longName = 'a'.repeat(65);
 
@@ -333,7 +333,7 @@ describe('tools per mode and prefix', () => {
 describe('tool definitions', () => {
   const single = [...createIntentMcpAdapter({ instances: { main: seedIntent() } }).tools, ...hostAdapter().tools];
 
-  it('[SEED-HOST-TOOLS] [SEED-PARSE-ONLY] every definition has name, title, description, schemas and annotations', () => {
+  it('[S04-TOOL-DEFINITIONS] [SEED-HOST-TOOLS] [SEED-PARSE-ONLY] every definition has name, title, description, schemas and annotations', () => {
     for (const tool of single) {
       expect(Object.keys(tool).sort()).toEqual(
         ['annotations', 'description', 'inputSchema', 'name', 'outputSchema', 'title'].sort(),
@@ -406,7 +406,7 @@ describe('tool definitions', () => {
     expect(validates(inputSchema, { requestId: 'r', reason: 'session_closed' })).toBe(false);
   });
 
-  it('[SEED-HOST-TOOLS] [SEED-ENVELOPES] each outputSchema accepts the real success payload and refuses an error', async () => {
+  it('[S04-TOOL-DEFINITIONS] [SEED-HOST-TOOLS] [SEED-ENVELOPES] each outputSchema accepts the real success payload and refuses an error', async () => {
     const executorSession = createIntentMcpAdapter({ instances: { main: seedIntent() } }).connect({
       protocolVersion: '2025-11-25',
     });
@@ -425,7 +425,7 @@ describe('tool definitions', () => {
     for (const tool of single) expect(validates(tool.outputSchema, errorPayload)).toBe(false);
   });
 
-  it('[SEED-HOST-TOOLS] annotations are set truthfully', () => {
+  it('[S04-TOOL-DEFINITIONS] [SEED-HOST-TOOLS] annotations are set truthfully', () => {
     for (const tool of single) {
       for (const hint of ['readOnlyHint', 'idempotentHint', 'openWorldHint'] as const)
         expect(typeof tool.annotations[hint]).toBe('boolean');
@@ -444,7 +444,7 @@ describe('tool definitions', () => {
     expect(toolNamed(single, 'intent_parse').annotations.idempotentHint).toBe(false);
   });
 
-  it('[SEED-HOST-TOOLS] the descriptions tell a model what to do', () => {
+  it('[S04-TOOL-DEFINITIONS] [SEED-HOST-TOOLS] the descriptions tell a model what to do', () => {
     expect(toolNamed(single, 'intent_prepare').description).toMatch(/intent_accept/);
     expect(toolNamed(single, 'intent_accept').description).toMatch(/candidateText/);
     expect(toolNamed(single, 'intent_accept').description).toMatch(/string/);
@@ -570,7 +570,7 @@ describe('arguments', () => {
       errorOf(await session.callTool('intent_prepare', { ...SEED_ARGS, instance }), 'INPUT_INVALID');
   });
 
-  it('[SEED-HOST-TOOLS] candidateText sent as an object is INPUT_INVALID asking for a JSON string', async () => {
+  it('[S04-CANDIDATE-STRING] [SEED-HOST-TOOLS] candidateText sent as an object is INPUT_INVALID asking for a JSON string', async () => {
     const adapter = hostAdapter();
     const session = adapter.connect({ protocolVersion: '2025-11-25' });
     const { requestId, submissionToken } = await prepare(session);
@@ -609,7 +609,7 @@ describe('arguments', () => {
     errorOf(await session.callTool('intent_cancel', {}), 'INPUT_INVALID');
   });
 
-  it('[SEED-ENVELOPES] callTool never throws: garbage arguments and options become error envelopes', async () => {
+  it('[S04-CALLTOOL-NEVER-THROWS] [SEED-ENVELOPES] callTool never throws: garbage arguments and options become error envelopes', async () => {
     const throwingGetter = {
       get input(): string {
         throw new Error('getter exploded');
@@ -754,7 +754,7 @@ describe('the golden sample [SEED-GOLDEN] [SEED-ENVELOPES]', () => {
     expect(JSON.stringify(reply, null, 2)).toBe(SEED_REPLY_FILE);
   });
 
-  it('[SEED-REVISIONS] under 2026-07-28 the same envelope also carries resultType complete', async () => {
+  it('[S04-RESULT-TYPE] [SEED-REVISIONS] under 2026-07-28 the same envelope also carries resultType complete', async () => {
     const { executor } = scriptedExecutor(SEED_CANDIDATE);
     const session = createIntentMcpAdapter({ instances: { main: new Intent({ executor }) } }).connect({
       protocolVersion: '2026-07-28',
@@ -766,7 +766,7 @@ describe('the golden sample [SEED-GOLDEN] [SEED-ENVELOPES]', () => {
 });
 
 describe.each(PROTOCOL_REVISIONS)('envelopes under %s [SEED-ENVELOPES] [SEED-REVISIONS]', (revision) => {
-  it('[SEED-ENVELOPES] [SEED-REVISIONS] prepare, cancel and result are success envelopes; resultType only on 2026-07-28', async () => {
+  it('[S04-ENVELOPE-SUCCESS] [S04-RESULT-TYPE] [SEED-ENVELOPES] [SEED-REVISIONS] prepare, cancel and result are success envelopes; resultType only on 2026-07-28', async () => {
     const session = hostAdapter().connect({ protocolVersion: revision });
     const prepareReply = await session.callTool('intent_prepare', SEED_ARGS);
     const task = successOf(prepareReply, revision);
@@ -788,7 +788,7 @@ describe.each(PROTOCOL_REVISIONS)('envelopes under %s [SEED-ENVELOPES] [SEED-REV
     expect(result['status']).toBe('complete');
   });
 
-  it('[SEED-ENVELOPES] [SEED-REVISIONS] technical failures: error text, isError true, no structuredContent, no partial result', async () => {
+  it('[S04-ENVELOPE-ERROR] [SEED-ENVELOPES] [SEED-REVISIONS] technical failures: error text, isError true, no structuredContent, no partial result', async () => {
     const session = hostAdapter().connect({ protocolVersion: revision });
     const { requestId, submissionToken } = await prepare(session, SEED_ARGS, revision);
     const invalid = errorOf(
@@ -826,7 +826,7 @@ describe.each(PROTOCOL_REVISIONS)('envelopes under %s [SEED-ENVELOPES] [SEED-REV
     }
   });
 
-  it('[SEED-ENVELOPES] replays are byte-identical: CANDIDATE_INVALID, CANDIDATE_REJECTED and a result', async () => {
+  it('[S04-REPLAY-BYTES] [SEED-ENVELOPES] replays are byte-identical: CANDIDATE_INVALID, CANDIDATE_REJECTED and a result', async () => {
     const session = hostAdapter().connect({ protocolVersion: revision });
     const a = await prepare(session, SEED_ARGS, revision);
     const send = (req: { requestId: string; submissionToken: string }, candidateText: string) =>
@@ -886,7 +886,7 @@ describe('a deadline from the prepare call, on a simulated clock', () => {
 });
 
 describe('sessions [SEED-CLOSE]', () => {
-  it("two sessions of one adapter never see each other's requests", async () => {
+  it("[S04-SESSIONS-INDEPENDENT] two sessions of one adapter never see each other's requests", async () => {
     const adapter = hostAdapter();
     const a = adapter.connect({ protocolVersion: '2025-11-25', label: 'a' });
     const b = adapter.connect({ protocolVersion: '2025-11-25', label: 'b' });
@@ -908,7 +908,7 @@ describe('sessions [SEED-CLOSE]', () => {
     expect((await a.callTool('intent_accept', args))?.content[0].text).toBe(done?.content[0].text);
   });
 
-  it('each session has its own pending cap', async () => {
+  it('[S04-SESSIONS-INDEPENDENT] each session has its own pending cap', async () => {
     const adapter = hostAdapter({ limits: { maxPendingPerSession: 2 } });
     const a = adapter.connect({ protocolVersion: '2025-11-25' });
     const b = adapter.connect({ protocolVersion: '2025-11-25' });
@@ -921,7 +921,7 @@ describe('sessions [SEED-CLOSE]', () => {
     expect(live).toEqual([2, 2]);
   });
 
-  it('session.close(): later calls give SESSION_CLOSED, waiters too, retained replies are dropped; idempotent', async () => {
+  it('[S04-CLOSE] session.close(): later calls give SESSION_CLOSED, waiters too, retained replies are dropped; idempotent', async () => {
     const adapter = hostAdapter();
     const session = adapter.connect({ protocolVersion: '2025-11-25' });
     const other = adapter.connect({ protocolVersion: '2025-11-25' });
@@ -979,7 +979,7 @@ describe('sessions [SEED-CLOSE]', () => {
     expect(executor).toHaveBeenCalledTimes(1);
   });
 
-  it("adapter.close() closes every session, refuses new ones, and leaves the caller's Intents usable", async () => {
+  it("[S04-CLOSE] adapter.close() closes every session, refuses new ones, and leaves the caller's Intents usable", async () => {
     const { executor } = scriptedExecutor(SEED_CANDIDATE, SEED_CANDIDATE);
     const intent = new Intent({ executor });
     const adapter = createIntentMcpAdapter({ instances: { main: intent } });

@@ -118,7 +118,7 @@ async function handoff(client: Client, prefix = ''): Promise<string> {
 }
 
 describe('mounted next to existing tools [SEED-MOUNT]', () => {
-  it('[SEED-MOUNT] on McpServer: both tools listed, both callable, the other tool answers exactly as without the mount', async () => {
+  it('[S04-MOUNT-ROUTING] [SEED-MOUNT] on McpServer: both tools listed, both callable, the other tool answers exactly as without the mount', async () => {
     const adapter = hostAdapter();
     const server = echoServer();
     const mount = await mountIntentMcpTools(adapter, server);
@@ -154,7 +154,7 @@ describe('mounted next to existing tools [SEED-MOUNT]', () => {
     expect(await handoff(client)).toBe(SEED_RESULT_TEXT);
   });
 
-  it('[SEED-MOUNT] on the low-level Server: its own handlers keep answering, exactly, and never see our calls', async () => {
+  it('[S04-MOUNT-ROUTING] [SEED-MOUNT] on the low-level Server: its own handlers keep answering, exactly, and never see our calls', async () => {
     const adapter = hostAdapter();
     const { server, calls } = lowLevelServer();
     await mountIntentMcpTools(adapter, server);
@@ -204,7 +204,7 @@ describe('mounted next to existing tools [SEED-MOUNT]', () => {
 });
 
 describe('listing and routing edge cases [SEED-MOUNT]', () => {
-  it('[SEED-MOUNT] a paginated tools/list shows every tool exactly once, ours included', async () => {
+  it('[S04-MOUNT-ROUTING] [SEED-MOUNT] a paginated tools/list shows every tool exactly once, ours included', async () => {
     const adapter = hostAdapter();
     // eslint-disable-next-line @typescript-eslint/no-deprecated -- see LowLevelServer
     const server: LowLevelServer = new Server({ name: 'service', version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -312,7 +312,7 @@ describe('listing and routing edge cases [SEED-MOUNT]', () => {
 });
 
 describe('name clashes [SEED-PREFIX] [SEED-MOUNT]', () => {
-  it('[SEED-PREFIX] a clash on McpServer is refused with CONFIG_INVALID before anything is registered', async () => {
+  it('[S04-MOUNT-CLASH] [SEED-PREFIX] a clash on McpServer is refused with CONFIG_INVALID before anything is registered', async () => {
     const adapter = hostAdapter();
     const theirs = (): McpServer => {
       const server = new McpServer({ name: 'service', version: '1.0.0' });
@@ -346,7 +346,7 @@ describe('name clashes [SEED-PREFIX] [SEED-MOUNT]', () => {
     expect(adapter.snapshot().sessions).toEqual([]);
   });
 
-  it('[SEED-PREFIX] a clash on the low-level Server is refused; its tools/list and tools/call stay as they were', async () => {
+  it('[S04-MOUNT-CLASH] [SEED-PREFIX] a clash on the low-level Server is refused; its tools/list and tools/call stay as they were', async () => {
     const adapter = hostAdapter();
     const theirs = { name: 'intent_cancel', inputSchema: { type: 'object' as const } };
     const { server, calls } = lowLevelServer([WEATHER_TOOL, theirs]);
@@ -388,7 +388,7 @@ describe('name clashes [SEED-PREFIX] [SEED-MOUNT]', () => {
 });
 
 describe('cancellation by the protocol [SEED-SIGNAL] [SEED-MOUNT]', () => {
-  it("[SEED-SIGNAL] aborting intent_parse on the client aborts the executor's ctx.signal and cancels the request", async () => {
+  it("[S04-MOUNT-SIGNAL] [SEED-SIGNAL] aborting intent_parse on the client aborts the executor's ctx.signal and cancels the request", async () => {
     const { executor, called, aborted } = hangingExecutor();
     const adapter = createIntentMcpAdapter({ instances: { main: new Intent({ executor }) } });
     closers.push(() => adapter.close());
@@ -413,7 +413,7 @@ describe('cancellation by the protocol [SEED-SIGNAL] [SEED-MOUNT]', () => {
     });
   });
 
-  it('[SEED-SIGNAL] aborting intent_accept while it waits on a validation reaches the adapter: that caller gets ABORTED, the request lives on', async () => {
+  it('[S04-MOUNT-SIGNAL] [SEED-SIGNAL] aborting intent_accept while it waits on a validation reaches the adapter: that caller gets ABORTED, the request lives on', async () => {
     const real = hostAdapter();
     /** Every call the mount makes into the adapter, with the options it passed and the reply it got back. */
     const seen: { name: string; signal: AbortSignal | undefined; reply: Promise<IntentMcpToolResult | undefined> }[] =
@@ -479,7 +479,7 @@ describe('cancellation by the protocol [SEED-SIGNAL] [SEED-MOUNT]', () => {
 });
 
 describe('one adapter session per connection [SEED-MOUNT]', () => {
-  it('[SEED-MOUNT] prepare and accept in separate calls meet; each client has exactly one session, never one per request', async () => {
+  it('[S04-MOUNT-SESSION] [SEED-MOUNT] prepare and accept in separate calls meet; each client has exactly one session, never one per request', async () => {
     const adapter = hostAdapter();
     const sessionsByRequest = new Map<string, string>();
     adapter.inspect((t) => sessionsByRequest.set(t.requestId, t.sessionId));
@@ -534,7 +534,7 @@ describe('one adapter session per connection [SEED-MOUNT]', () => {
     expect(new Set(sessionsByRequest.values()).size).toBe(2);
   });
 
-  it('[SEED-MOUNT] [SEED-CLOSE] closing a client closes its adapter session only; the adapter and the server callbacks go on', async () => {
+  it('[S04-MOUNT-SESSION] [SEED-MOUNT] [SEED-CLOSE] closing a client closes its adapter session only; the adapter and the server callbacks go on', async () => {
     const adapter = hostAdapter();
     const serverA = echoServer();
     const serverB = echoServer();

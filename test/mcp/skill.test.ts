@@ -2,11 +2,13 @@
  * The bundled Skill (spec 04, "The bundled Skill"): skills/intent-host/SKILL.md in the Agent Skills format, telling a
  * host model how to run a handoff, and shipped in the package.
  */
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const SKILL_URL = new URL('../../skills/intent-host/SKILL.md', import.meta.url);
-const skill = readFileSync(SKILL_URL, 'utf8');
+const SKILLS_DIR = new URL('../../skills/', import.meta.url);
+const skill = readFileSync(new URL('intent-host/SKILL.md', SKILLS_DIR), 'utf8');
 
 /** Splits YAML front matter (`---` … `---`) from the body and reads its top-level `key: value` lines. */
 function frontMatter(text: string): { fields: Map<string, string>; body: string } {
@@ -36,14 +38,27 @@ function blocksMentioning(word: string): string[] {
 }
 
 describe('skills/intent-host/SKILL.md [SEED-SKILL]', () => {
-  it('[SEED-SKILL] has Agent Skills front matter: name intent-host (its folder) and a description', () => {
+  it('[SEED-SKILL] has Agent Skills front matter: name intent-host and a description', () => {
     expect(fields.get('name')).toBe('intent-host');
-    expect(SKILL_URL.pathname).toMatch(/\/intent-host\/SKILL\.md$/);
     const description = fields.get('description') ?? '';
     expect(description.length).toBeGreaterThan(20);
     expect(description.length).toBeLessThanOrEqual(1024);
     expect(description).toMatch(/intent_prepare/);
     expect(body.trim().length).toBeGreaterThan(0);
+  });
+
+  it('[SEED-SKILL] every skill under skills/ is named like its folder, as Agent Skills requires; intent-host is one', () => {
+    const folders = readdirSync(SKILLS_DIR, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+    expect(folders).toContain('intent-host');
+    for (const folder of folders) {
+      const file = new URL(`${folder}/SKILL.md`, SKILLS_DIR);
+      expect(existsSync(file), `skills/${folder} has no SKILL.md`).toBe(true);
+      const name = frontMatter(readFileSync(file, 'utf8')).fields.get('name');
+      expect(name, `skills/${folder}/SKILL.md`).toBe(folder);
+      expect(name).toMatch(/^(?=.{1,64}$)[a-z0-9]+(?:-[a-z0-9]+)*$/);
+    }
   });
 
   it('[SEED-SKILL] walks through intent_prepare, intent_accept and intent_cancel', () => {
@@ -98,11 +113,13 @@ describe('skills/intent-host/SKILL.md [SEED-SKILL]', () => {
 });
 
 describe('packaging [SEED-SKILL]', () => {
-  it('[SEED-SKILL] package.json "files" ships the skills folder', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-      files?: string[];
-    };
-    expect(pkg.files).toBeDefined();
-    expect(pkg.files?.some((f) => /^(?:\.\/)?skills(?:\/|\/\*\*)?$/.test(f))).toBe(true);
+  it('[SEED-SKILL] the package ships skills/intent-host/SKILL.md (as npm pack lists it)', () => {
+    const packed = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: fileURLToPath(new URL('../../', import.meta.url)),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    const [listing] = JSON.parse(packed) as [{ files: { path: string }[] }];
+    expect(listing.files.map((f) => f.path)).toContain('skills/intent-host/SKILL.md');
   });
 });

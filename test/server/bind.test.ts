@@ -48,7 +48,7 @@ describe('wildcard binds [item 6]', () => {
   });
 
   it.each(UNSPECIFIED_SPELLINGS)(
-    'the built command refuses --host %s without --public-origin: exit 2, one stderr line',
+    '[S05-WILDCARD-BIND] the built command refuses --host %s without --public-origin: exit 2, one stderr line',
     async (host) => {
       const run = await runBuiltCommand(['serve', '--transport', 'http', '--host', host, '--port', '0']);
       expect(run.code, run.stderr).toBe(2);

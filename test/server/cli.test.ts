@@ -49,9 +49,7 @@ function expectNoKey(...outputs: string[]): void {
   }
 }
 
-beforeAll(() => {
-  ensureBuilt();
-}, 180_000);
+beforeAll(() => ensureBuilt(), 180_000);
 
 afterEach(async () => {
   await stopAllChildren();
@@ -60,7 +58,7 @@ afterEach(async () => {
 // ---------------------------------------------------------------------------------------------------------------------
 
 describe('--help and --version', () => {
-  it('--help exits 0 and lists serve, check-config and diagram', async () => {
+  it('[S05-HELP-VERSION] --help exits 0 and lists serve, check-config and diagram', async () => {
     const run = await runCli(['--help']);
     expect(run.code).toBe(0);
     expect(run.stderr).toBe('');
@@ -68,7 +66,7 @@ describe('--help and --version', () => {
       expect(run.stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
   });
 
-  it('--version prints the package.json version and exits 0', async () => {
+  it('[S05-HELP-VERSION] --version prints the package.json version and exits 0', async () => {
     const run = await runCli(['--version']);
     expect(run.code).toBe(0);
     expect(run.stdout.trim()).toBe(pkg.version);
@@ -78,21 +76,24 @@ describe('--help and --version', () => {
 // ---------------------------------------------------------------------------------------------------------------------
 // One-shot refusals run side by side: each is a separate process that exits on its own.
 
-describe.concurrent('bad flags: exit 2, one line on stderr naming the problem, nothing on stdout', () => {
-  it.each([
-    { args: ['--bogus'], names: /--bogus/ },
-    { args: ['--mode', 'foo'], names: /--mode/ },
-    { args: ['--port', '99999'], names: /--port/ },
-    { args: ['--transport', 'foo'], names: /--transport/ },
-    { args: ['--log-level', 'loud'], names: /--log-level/ },
-    { args: ['check-config'], names: /file/ },
-  ])('$args', async ({ args, names }) => {
-    const line = expectRefusal(await runCli(args));
-    expect(line).toMatch(names);
-  });
-});
+describe.concurrent(
+  '[S05-BAD-INVOCATION] bad flags: exit 2, one line on stderr naming the problem, nothing on stdout',
+  () => {
+    it.each([
+      { args: ['--bogus'], names: /--bogus/ },
+      { args: ['--mode', 'foo'], names: /--mode/ },
+      { args: ['--port', '99999'], names: /--port/ },
+      { args: ['--transport', 'foo'], names: /--transport/ },
+      { args: ['--log-level', 'loud'], names: /--log-level/ },
+      { args: ['check-config'], names: /file/ },
+    ])('$args', async ({ args, names }) => {
+      const line = expectRefusal(await runCli(args));
+      expect(line).toMatch(names);
+    });
+  },
+);
 
-describe.concurrent('bad config files: exit 2 with one line naming the problem', () => {
+describe.concurrent('[S05-BAD-INVOCATION] bad config files: exit 2 with one line naming the problem', () => {
   const dir = configDir();
   it.each([
     { what: 'a missing file', config: undefined, names: /does-not-exist\.json/ },
@@ -121,12 +122,12 @@ describe.concurrent('bad config files: exit 2 with one line naming the problem',
     expect(expectRefusal(await runCli(['--config', path]))).toMatch(names);
   });
 
-  it('check-config FILE exits 2 for a bad file, with the same one line', async () => {
+  it('[S05-CHECK-CONFIG] [S05-BAD-INVOCATION] check-config FILE exits 2 for a bad file, with the same one line', async () => {
     const path = writeConfig(dir, 'check-unknown-key.json', { http: { listen: 1 } });
     expect(expectRefusal(await runCli(['check-config', path]))).toMatch(/listen/);
   });
 
-  it('a literal apiKey in an executor is refused: the message says to use apiKeyEnv and never echoes the key', async () => {
+  it('[S05-SECRETS-FROM-ENV] a literal apiKey in an executor is refused: the message says to use apiKeyEnv and never echoes the key', async () => {
     const path = writeConfig(dir, 'literal-key.json', {
       mode: 'executor',
       instances: { main: { executor: { ...executorBlock(UNUSED_BASE_URL), apiKey: KEY } } },
@@ -143,7 +144,7 @@ describe.concurrent('bad config files: exit 2 with one line naming the problem',
 
 describe.concurrent('[SEED-PUBLIC-ORIGIN] binds and public origins', () => {
   it.each([['0.0.0.0'], ['::']])(
-    '[SEED-PUBLIC-ORIGIN] --transport http --host %s without a public origin refuses to start',
+    '[S05-WILDCARD-BIND] [SEED-PUBLIC-ORIGIN] --transport http --host %s without a public origin refuses to start',
     async (host) => {
       const line = expectRefusal(await runCli(['--transport', 'http', '--host', host, '--port', '0']));
       expect(line).toContain('--public-origin');
@@ -158,12 +159,15 @@ describe.concurrent('[SEED-PUBLIC-ORIGIN] binds and public origins', () => {
     { form: 'a fragment', origin: 'https://mcp.example.com/#top', rule: /fragment/i },
     { form: 'a non-http scheme', origin: 'ftp://mcp.example.com', rule: /http:? or https/i },
     { form: 'not a URL', origin: 'mcp.example.com', rule: /absolute|URL/ },
-  ])('[SEED-PUBLIC-ORIGIN] --public-origin with $form is refused naming the rule', async ({ origin, rule }) => {
-    const run = await runCli(['--transport', 'http', '--host', '0.0.0.0', '--port', '0', '--public-origin', origin]);
-    const line = expectRefusal(run);
-    expect(line).toMatch(/public-origin/);
-    expect(line).toMatch(rule);
-  });
+  ])(
+    '[S05-PUBLIC-ORIGIN-RULES] [SEED-PUBLIC-ORIGIN] --public-origin with $form is refused naming the rule',
+    async ({ origin, rule }) => {
+      const run = await runCli(['--transport', 'http', '--host', '0.0.0.0', '--port', '0', '--public-origin', origin]);
+      const line = expectRefusal(run);
+      expect(line).toMatch(/public-origin/);
+      expect(line).toMatch(rule);
+    },
+  );
 
   it('[SEED-PUBLIC-ORIGIN] a bad http.publicOrigin in the config file is refused naming the rule', async () => {
     const path = writeConfig(configDir(), 'origin.json', {
@@ -195,7 +199,7 @@ describe('a valid public origin', () => {
 
 // ---------------------------------------------------------------------------------------------------------------------
 
-describe('flags override the config file', () => {
+describe('[S05-FLAGS-OVERRIDE] flags override the config file', () => {
   let connection: CliConnection | undefined;
 
   afterEach(async () => {
@@ -252,7 +256,7 @@ describe('flags override the config file', () => {
 // ---------------------------------------------------------------------------------------------------------------------
 
 describe('check-config FILE', () => {
-  it('prints what would be served (mode, tools, instances, http) as JSON on stdout and exits 0, without the key', async () => {
+  it('[S05-CHECK-CONFIG] prints what would be served (mode, tools, instances, http) as JSON on stdout and exits 0, without the key', async () => {
     const path = writeConfig(configDir(), 'served.json', {
       mode: 'executor',
       toolPrefix: 'acme_',
@@ -309,7 +313,7 @@ describe('SIGINT and SIGTERM: exit 0 within 5 s', () => {
   }
 
   it.each(['SIGTERM', 'SIGINT'] as const)(
-    '%s to a stdio child with an initialised session and a live request',
+    '[S05-SIGNALS] %s to a stdio child with an initialised session and a live request',
     async (signal) => {
       const child = startCli([]);
       child.send({
@@ -334,7 +338,7 @@ describe('SIGINT and SIGTERM: exit 0 within 5 s', () => {
   );
 
   it.each(['SIGTERM', 'SIGINT'] as const)(
-    '%s to an HTTP child (--transport http --port 0) with an open session and SSE stream',
+    '[S05-SIGNALS] %s to an HTTP child (--transport http --port 0) with an open session and SSE stream',
     async (signal) => {
       const child = startCli(['--transport', 'http', '--port', '0']);
       const [, url] = (await child.waitForStderr(/serving over HTTP url=(\S+)/)) as unknown as [string, string];

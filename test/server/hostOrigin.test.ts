@@ -81,7 +81,7 @@ describe('Host and Origin checks against a real listener [SEED-PUBLIC-ORIGIN]', 
       await s.close();
     });
 
-    it('allows 127.0.0.1:PORT, localhost:PORT and [::1]:PORT, without Origin and with a matching one', async () => {
+    it('[S05-HOST-ORIGIN] allows 127.0.0.1:PORT, localhost:PORT and [::1]:PORT, without Origin and with a matching one', async () => {
       const hosts = [`127.0.0.1:${P}`, `localhost:${P}`, `[::1]:${P}`];
       const cases: Case[] = hosts.flatMap((host) => [{ host }, { host, origin: `http://${host}` }]);
       // The Origin is checked against the diagnostic origins, whichever of them the Host names.
@@ -90,7 +90,7 @@ describe('Host and Origin checks against a real listener [SEED-PUBLIC-ORIGIN]', 
       for (const c of cases) await expectAllowed(s, c);
     });
 
-    it('denies other hosts, other ports, bare hostnames, evil.com and wrong Origins with 403 before any MCP processing', async () => {
+    it('[S05-HOST-ORIGIN-403] denies other hosts, other ports, bare hostnames, evil.com and wrong Origins with 403 before any MCP processing', async () => {
       const cases: Case[] = [
         { host: 'evil.com' },
         { host: `evil.com:${P}` },
@@ -141,7 +141,7 @@ describe('Host and Origin checks against a real listener [SEED-PUBLIC-ORIGIN]', 
       expect(await healthSessions(s.base)).toBe(0);
     });
 
-    it('checks GET and DELETE too, and a denied request with a live session id does not touch it', async () => {
+    it('[S05-HOST-ORIGIN-403] checks GET and DELETE too, and a denied request with a live session id does not touch it', async () => {
       const init = await postInitialize(s.url, { host: `localhost:${P}` });
       const id = String(init.headers['mcp-session-id']);
       const session = { 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' };
@@ -176,7 +176,7 @@ describe('Host and Origin checks against a real listener [SEED-PUBLIC-ORIGIN]', 
       await s.close();
     });
 
-    it('allows Host mcp.example.com with no Origin or Origin https://mcp.example.com; the loopback stays allowed', async () => {
+    it('[S05-HOST-ORIGIN] allows Host mcp.example.com with no Origin or Origin https://mcp.example.com; the loopback stays allowed', async () => {
       for (const c of [
         { host: 'mcp.example.com' },
         { host: 'mcp.example.com', origin: 'https://mcp.example.com' },
@@ -186,7 +186,7 @@ describe('Host and Origin checks against a real listener [SEED-PUBLIC-ORIGIN]', 
         await expectAllowed(s, c);
     });
 
-    it('denies mcp.example.com:443, other hosts, and any other Origin', async () => {
+    it('[S05-HOST-ORIGIN-403] denies mcp.example.com:443, other hosts, and any other Origin', async () => {
       for (const c of [
         { host: 'mcp.example.com:443' },
         { host: 'mcp.example.com:80' },
@@ -214,7 +214,7 @@ describe('Host and Origin checks against a real listener [SEED-PUBLIC-ORIGIN]', 
       await s.close();
     });
 
-    it('allows Host mcp.example.com:8443 with Origin https://mcp.example.com:8443 or none', async () => {
+    it('[S05-HOST-ORIGIN] allows Host mcp.example.com:8443 with Origin https://mcp.example.com:8443 or none', async () => {
       for (const c of [
         { host: 'mcp.example.com:8443' },
         { host: 'mcp.example.com:8443', origin: 'https://mcp.example.com:8443' },
@@ -222,7 +222,7 @@ describe('Host and Origin checks against a real listener [SEED-PUBLIC-ORIGIN]', 
         await expectAllowed(s, c);
     });
 
-    it('denies mcp.example.com without the port, with another port, and other Origins', async () => {
+    it('[S05-HOST-ORIGIN-403] denies mcp.example.com without the port, with another port, and other Origins', async () => {
       for (const c of [
         { host: 'mcp.example.com' },
         { host: 'mcp.example.com:443' },
@@ -244,7 +244,7 @@ describe('Host and Origin checks against a real listener [SEED-PUBLIC-ORIGIN]', 
       await s.close();
     });
 
-    it('a bad Host stays 403 whatever X-Forwarded-* or Forwarded say', async () => {
+    it('[S05-FORWARDED-IGNORED] a bad Host stays 403 whatever X-Forwarded-* or Forwarded say', async () => {
       const forwarded: Record<string, string>[] = [
         { 'x-forwarded-host': 'mcp.example.com' },
         { 'x-forwarded-host': 'mcp.example.com', 'x-forwarded-proto': 'https', 'x-forwarded-port': '443' },
@@ -259,7 +259,7 @@ describe('Host and Origin checks against a real listener [SEED-PUBLIC-ORIGIN]', 
       }
     });
 
-    it('a bad Origin stays 403 whatever X-Forwarded-* or Forwarded say', async () => {
+    it('[S05-FORWARDED-IGNORED] a bad Origin stays 403 whatever X-Forwarded-* or Forwarded say', async () => {
       for (const extra of [
         { 'x-forwarded-host': 'evil.com', 'x-forwarded-proto': 'http' },
         { forwarded: 'host=evil.com;proto=http' },
@@ -268,7 +268,7 @@ describe('Host and Origin checks against a real listener [SEED-PUBLIC-ORIGIN]', 
     });
   });
 
-  it('the lists hold exactly the public host and origin plus the diagnostic ones', () => {
+  it('[S05-HOST-ORIGIN] the lists hold exactly the public host and origin plus the diagnostic ones', () => {
     const lists = allowedHostsAndOrigins(4000, parsePublicOrigin('https://mcp.example.com'));
     expect([...lists.hosts].sort()).toEqual(
       ['127.0.0.1:4000', '[::1]:4000', 'localhost:4000', 'mcp.example.com'].sort(),
@@ -304,22 +304,25 @@ describe('parsePublicOrigin [SEED-PUBLIC-ORIGIN]', () => {
     ['plain words', 'not a url', /absolute http: or https: URL/],
   ];
 
-  it.each(refused)('refuses %s (%s) with CONFIG_INVALID naming the rule', (_what, value, rule) => {
-    let caught: unknown;
-    try {
-      parsePublicOrigin(value);
-    } catch (error) {
-      caught = error;
-    }
-    expect(caught, `${value} was accepted`).toBeInstanceOf(IntentError);
-    const error = caught as IntentError;
-    expect(error.code).toBe('CONFIG_INVALID');
-    expect(error.message).toMatch(rule);
-    expect(error.message).toContain('--public-origin');
-    // One line, and never the password of a credentialed origin (spec 06: nothing secret in an error).
-    expect(error.message).not.toContain('\n');
-    expect(error.message).not.toContain('secret');
-  });
+  it.each(refused)(
+    '[S05-PUBLIC-ORIGIN-RULES] refuses %s (%s) with CONFIG_INVALID naming the rule',
+    (_what, value, rule) => {
+      let caught: unknown;
+      try {
+        parsePublicOrigin(value);
+      } catch (error) {
+        caught = error;
+      }
+      expect(caught, `${value} was accepted`).toBeInstanceOf(IntentError);
+      const error = caught as IntentError;
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toMatch(rule);
+      expect(error.message).toContain('--public-origin');
+      // One line, and never the password of a credentialed origin (spec 06: nothing secret in an error).
+      expect(error.message).not.toContain('\n');
+      expect(error.message).not.toContain('secret');
+    },
+  );
 
   it.each([
     ['https://x.example', 'https://x.example', 'x.example'],
@@ -335,7 +338,7 @@ describe('parsePublicOrigin [SEED-PUBLIC-ORIGIN]', () => {
     expect(parsePublicOrigin(value)).toEqual({ origin, host });
   });
 
-  it('a wildcard bind needs --public-origin; with one it resolves', () => {
+  it('[S05-WILDCARD-BIND] a wildcard bind needs --public-origin; with one it resolves', () => {
     for (const host of ['0.0.0.0', '::']) {
       expect(() => resolveServe({ transport: 'http', host })).toThrow(/--public-origin/);
       const resolved = resolveServe({ transport: 'http', host, publicOrigin: 'https://mcp.example.com' });
@@ -344,7 +347,7 @@ describe('parsePublicOrigin [SEED-PUBLIC-ORIGIN]', () => {
     expect(resolveServe({ transport: 'http' }).publicOrigin).toBeUndefined();
   });
 
-  it('the command refuses to start with a bad --public-origin: exit 2, one line naming the rule', async () => {
+  it('[S05-PUBLIC-ORIGIN-RULES] the command refuses to start with a bad --public-origin: exit 2, one line naming the rule', async () => {
     const run = await runBuiltCommand([
       'serve',
       '--transport',

@@ -65,7 +65,7 @@ function expect404(res: RawResponse): void {
 
 describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
   it.each(HTTP_REVISIONS)(
-    '%s: negotiates and completes the seed handoff, prepare and accept as separate POSTs of one session',
+    '[S05-HTTP-SESSION] %s: negotiates and completes the seed handoff, prepare and accept as separate POSTs of one session',
     async (revision) => {
       const s = await server();
       const c = await client(s.url, revision);
@@ -101,7 +101,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect((await session.delete()).status).toBe(200);
   });
 
-  it('a dropped SSE stream keeps the session: a later accept in it still works', async () => {
+  it('[S05-HTTP-DROPPED-STREAM] a dropped SSE stream keeps the session: a later accept in it still works', async () => {
     const s = await server();
     const session = await rawSession(s.url, '2025-11-25');
     const task = await prepareSeed(session.callTool);
@@ -129,7 +129,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect(await healthSessions(s.base)).toBe(1);
   });
 
-  it('a dropped SSE stream of the official client keeps its session too', async () => {
+  it('[S05-HTTP-DROPPED-STREAM] a dropped SSE stream of the official client keeps its session too', async () => {
     const s = await server();
     // The client opens its standalone GET stream by itself after initialize; this fetch lets the test cut it.
     const streams: AbortController[] = [];
@@ -149,7 +149,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect(await healthSessions(s.base)).toBe(1);
   });
 
-  it('DELETE ends the session: its records are gone for a new session (HANDOFF_NOT_FOUND) and its id gets 404', async () => {
+  it('[S05-HTTP-DELETE] DELETE ends the session: its records are gone for a new session (HANDOFF_NOT_FOUND) and its id gets 404', async () => {
     const s = await server();
     const old = await connectClient(s.url, '2025-11-25');
     const oldId = old.transport.sessionId!;
@@ -180,7 +180,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect(await healthSessions(s.base)).toBe(1);
   });
 
-  it('an unknown session id gets 404 for POST, GET and DELETE, and creates nothing', async () => {
+  it('[S05-HTTP-UNKNOWN-SESSION] an unknown session id gets 404 for POST, GET and DELETE, and creates nothing', async () => {
     const s = await server();
     for (const id of [randomUUID(), 'not-a-session']) {
       const headers = {
@@ -204,7 +204,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect(await healthSessions(s.base)).toBe(0);
   });
 
-  it('maxSessions 2: the third initialize gets 503 + Retry-After + a JSON-RPC error; after a DELETE a new one succeeds', async () => {
+  it('[S05-SESSION-CAP] maxSessions 2: the third initialize gets 503 + Retry-After + a JSON-RPC error; after a DELETE a new one succeeds', async () => {
     const s = await server({ maxSessions: 2 });
     const first = await connectClient(s.url, '2025-11-25');
     cleanups.push(() => first.end());
@@ -232,7 +232,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect(await healthSessions(s.base)).toBe(2);
   });
 
-  it('the cap holds under concurrent initializes: never more than maxSessions, the rest 503, and it fills up to the cap', async () => {
+  it('[S05-SESSION-CAP] the cap holds under concurrent initializes: never more than maxSessions, the rest 503, and it fills up to the cap', async () => {
     const s = await server({ maxSessions: 3 });
     const results = await Promise.all(Array.from({ length: 6 }, () => postInitialize(s.url)));
     const ok = results.filter((r) => r.status === 200);
@@ -251,7 +251,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect(await healthSessions(s.base)).toBe(3);
   });
 
-  it('idle reclaim: a session idle past sessionIdleMs is closed (404), one with a stream or a request in flight is not', async () => {
+  it('[S05-IDLE-RECLAIM] idle reclaim: a session idle past sessionIdleMs is closed (404), one with a stream or a request in flight is not', async () => {
     let clock = 1_000_000;
     const idleMs = 60_000;
     const hanging = hangingExecutor();
@@ -328,7 +328,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect(signal?.aborted, 'the executor call of a reclaimed session was not aborted').toBe(true);
   });
 
-  it('a session that was used recently is not reclaimed (every request refreshes it)', async () => {
+  it('[S05-IDLE-RECLAIM] a session that was used recently is not reclaimed (every request refreshes it)', async () => {
     let clock = 5_000;
     const s = await server({ sessionIdleMs: 10_000, now: () => clock });
     const session = await rawSession(s.url, '2025-11-25');
@@ -346,7 +346,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect(toolErrorCode(await acceptSeed(fresh.callTool, task))).toBe('HANDOFF_NOT_FOUND');
   });
 
-  it('2026-07-28 is refused with the unsupported-version error (-32022 naming the revisions) and the server keeps serving', async () => {
+  it('[S05-HTTP-2026] 2026-07-28 is refused with the unsupported-version error (-32022 naming the revisions) and the server keeps serving', async () => {
     const s = await server();
 
     const modern = new Client(
@@ -391,7 +391,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect(await healthSessions(s.base)).toBe(2);
   });
 
-  it('/healthz answers 200 {"status":"ok","sessions":N} with the live count, outside the MCP path', async () => {
+  it('[S05-HEALTHZ] /healthz answers 200 {"status":"ok","sessions":N} with the live count, outside the MCP path', async () => {
     const s = await server({ path: '/intent' });
     expect(await healthSessions(s.base)).toBe(0);
     const a = await client(s.url, '2025-11-25');
@@ -408,7 +408,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect((await rawRequest(`${s.base}/intent/healthz`)).status).toBe(404);
   });
 
-  it('a body over 4 MiB gets 413 (declared or streamed), exactly 4 MiB does not, and the server keeps serving', async () => {
+  it('[S05-BODY-LIMIT] a body over 4 MiB gets 413 (declared or streamed), exactly 4 MiB does not, and the server keeps serving', async () => {
     const s = await server();
     const headers = { 'content-type': 'application/json', accept: MCP_ACCEPT };
     // Exactly the limit: an initialize padded with JSON whitespace is processed.
@@ -543,7 +543,7 @@ describe('the built command over HTTP [SEED-HTTP]', () => {
     expect((await session.delete()).status).toBe(200);
   });
 
-  it('SIGTERM closes the sessions and exits 0', async () => {
+  it('[S05-SIGNALS] SIGTERM closes the sessions and exits 0', async () => {
     const session = await rawSession(child().url, '2025-06-18');
     await prepareSeed(session.callTool);
     const started = Date.now();

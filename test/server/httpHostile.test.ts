@@ -91,7 +91,7 @@ describe('buffered bodies and deadlines [item 11]', () => {
     expect(status).toBe(408);
   });
 
-  it('an unknown session id gets 404 before its body is read', async () => {
+  it('[S05-HTTP-UNKNOWN-SESSION] an unknown session id gets 404 before its body is read', async () => {
     const s = await server();
     const req = stalledPost(s.port, {
       declared: MAX_BODY_BYTES,

@@ -77,7 +77,7 @@ function viaProxy(method: string, headers: Record<string, string>, body?: string
   });
 }
 
-describe('the command behind nginx (TLS proxy) [SEED-HTTP] [SEED-PUBLIC-ORIGIN]', () => {
+describe('[S05-TLS-PROXY] the command behind nginx (TLS proxy) [SEED-HTTP] [SEED-PUBLIC-ORIGIN]', () => {
   it('the server printed its loopback URL and nginx proxies /healthz to it', async () => {
     expect(server?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
     const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {

@@ -86,7 +86,7 @@ describe('the stdio read limit [item 7]', () => {
   it(
     'an oversized line between two requests: both are answered, the oversized gets an error with its id, the process lives',
     async () => {
-      ensureBuilt();
+      await ensureBuilt();
       const child = startCli([]);
       await initialize(child);
       child.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
@@ -263,7 +263,7 @@ describe('StdioLineTransport property [item 7]', () => {
           await transport.close();
         },
       ),
-      { seed: 8, numRuns: 300 },
+      { numRuns: 300 },
     );
   });
 });
@@ -272,7 +272,7 @@ describe('stdin closed by the client [item 8]', () => {
   it(
     'requests written before the end of stdin are all answered before the process exits 0',
     async () => {
-      ensureBuilt();
+      await ensureBuilt();
       const child = startCli([]);
       const lines = [
         {
@@ -306,7 +306,7 @@ describe('SIGTERM with validations in flight [item 8]', () => {
   it(
     'every one of 60 pipelined accepts gets a response, and the process exits 0',
     async () => {
-      ensureBuilt();
+      await ensureBuilt();
       const child = startCli([]);
       await initialize(child);
       const count = 60;

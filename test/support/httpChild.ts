@@ -1,86 +1,15 @@
 /**
  * The built command as a child process: `node dist/src/cli.js serve --transport http ...`, its URL parsed from the
- * `serving over HTTP` info line on stderr, stopped with SIGTERM (SIGKILL after a bound). `ensureBuilt()` runs
- * `tsc -p tsconfig.build.json` when dist/src/cli.js is missing or older than any file under src/.
+ * `serving over HTTP` info line on stderr, stopped with SIGTERM (SIGKILL after a bound). Both entry points build first
+ * through serverProcess.ts's `ensureBuilt`, the one build check of every test that runs the command.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { CLI as CLI_PATH, REPO_ROOT, ensureBuilt } from './serverProcess.js';
 
-export const ROOT = new URL('../../', import.meta.url).pathname;
-export const CLI = join(ROOT, 'dist/src/cli.js');
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    const stat = statSync(path);
-    newest = Math.max(newest, stat.isDirectory() ? newestMtime(path) : stat.mtimeMs);
-  }
-  return newest;
-}
-
-function builtMtime(): number {
-  try {
-    return statSync(CLI).mtimeMs;
-  } catch {
-    return -1;
-  }
-}
-
-let building: Promise<void> | undefined;
-
-/** A directory used as a lock between test files (each vitest worker would otherwise run its own tsc). */
-const LOCK = join(ROOT, 'dist/.test-build-lock');
-
-function srcIsNewer(): boolean {
-  return builtMtime() < newestMtime(join(ROOT, 'src'));
-}
-
-async function runTsc(): Promise<string> {
-  return new Promise<string>((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      { cwd: ROOT, timeout: 120_000 },
-      (_error, stdout, stderr) => {
-        resolve(stdout + stderr);
-      },
-    );
-  });
-}
-
-/** Builds the command when dist is missing or stale (one build at a time across test files). */
-export function ensureBuilt(): Promise<void> {
-  building ??= (async () => {
-    const deadline = Date.now() + 150_000;
-    while (srcIsNewer()) {
-      mkdirSync(join(ROOT, 'dist'), { recursive: true });
-      let locked = false;
-      try {
-        mkdirSync(LOCK);
-        locked = true;
-      } catch {
-        // another test file is building: wait for it, then look again
-      }
-      if (locked) {
-        try {
-          if (!srcIsNewer()) return;
-          const output = await runTsc();
-          // tsc emits even when a file elsewhere in the build has a type error; only a stale command is fatal.
-          if (srcIsNewer()) throw new Error(`building the command failed (npx tsc -p tsconfig.build.json):\n${output}`);
-          return;
-        } finally {
-          rmSync(LOCK, { recursive: true, force: true });
-        }
-      }
-      if (Date.now() > deadline) throw new Error(`gave up waiting for another build (remove ${LOCK} if stale)`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  })();
-  return building;
-}
+const ROOT = REPO_ROOT;
+const CLI = join(ROOT, CLI_PATH);
 
 /** A free TCP port on 127.0.0.1 (listen on 0, read it, close). */
 export function freePort(): Promise<number> {

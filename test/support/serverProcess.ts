@@ -1,11 +1,11 @@
 /**
  * Runs the BUILT command (`node dist/src/cli.js ...`) as a child process for the server tests (test/server/*): a
- * freshness check that rebuilds `dist/` when it is older than the sources, one-shot runs with a bounded wait, long-lived
+ * freshness check that rebuilds `dist/` when it is older than the sources ({@link ensureBuilt}, the only one), one-shot runs with a bounded wait, long-lived
  * children with bounded readiness waits, config files in a temp dir, and official v2 MCP clients over stdio.
  * One-shot runs end within their bound; long-lived children are tracked: call {@link stopAllChildren} in `afterEach`.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,62 +24,104 @@ export const RUN_TIMEOUT_MS = 15_000;
 export const READY_TIMEOUT_MS = 15_000;
 
 // ---------------------------------------------------------------------------------------------------------------------
-// Build freshness
+// Build freshness: the one `ensureBuilt` of every test that runs the built command
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    const mtime = entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs;
-    if (mtime > newest) newest = mtime;
+/** What the build compiles from: a change to any of these makes `dist/` stale. */
+const BUILD_INPUTS = ['src', 'machines', 'tsconfig.json', 'tsconfig.build.json'];
+/** How long one build may take, and how long a lock may stand before it is taken to be a dead build's. */
+const BUILD_TIMEOUT_MS = 150_000;
+
+function newestMtime(path: string): number {
+  let stat;
+  try {
+    stat = statSync(path);
+  } catch {
+    return 0;
   }
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const name of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, name)));
   return newest;
 }
 
-function cliIsFresh(): boolean {
+/**
+ * True when `root`'s built command is missing or older than anything under `src/` or `machines/` (or a tsconfig).
+ * Directories count by their own mtime too, so deleting or renaming a source file also makes the build stale.
+ */
+export function buildIsStale(root: string = REPO_ROOT): boolean {
   let built: number;
   try {
-    built = statSync(join(REPO_ROOT, CLI)).mtimeMs;
+    built = statSync(join(root, CLI)).mtimeMs;
   } catch {
-    return false;
+    return true;
   }
-  const sources = Math.max(newestMtime(join(REPO_ROOT, 'src')), newestMtime(join(REPO_ROOT, 'machines')));
-  return built >= sources;
+  return BUILD_INPUTS.some((input) => newestMtime(join(root, input)) > built);
 }
 
-/**
- * Builds `dist/` with `npx tsc -p tsconfig.build.json` when `dist/src/cli.js` is missing or older than `src/` or
- * `machines/`, so a test file also works standalone (`npm test` builds first). A lock directory keeps two test files
- * from building at the same time; a lock older than two minutes is taken to be stale.
- */
-export function ensureBuilt(): void {
-  if (cliIsFresh()) return;
-  const lock = join(REPO_ROOT, 'dist', '.server-tests-build.lock');
-  mkdirSync(join(REPO_ROOT, 'dist'), { recursive: true });
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
-      } catch {
-        // The lock went away between the two calls: try again.
-      }
-      if (Date.now() > deadline) throw new Error(`${lock} is held by another build; remove it if no build runs`);
-      // A bounded poll for the other build; synchronous, as this runs in beforeAll before any child exists.
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
-    }
-  }
+function runTsc(): Promise<{ ok: boolean; output: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      { cwd: REPO_ROOT, timeout: BUILD_TIMEOUT_MS },
+      (error, stdout, stderr) => {
+        resolve({ ok: error === null, output: stdout + stderr });
+      },
+    );
+  });
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Takes the build lock (a directory, so taking it is atomic across the test workers); false when another holds it. */
+function tryLock(lock: string): boolean {
   try {
-    if (cliIsFresh()) return;
-    const built = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, encoding: 'utf8' });
-    // tsc emits despite type errors; the tests only need a fresh dist/src/cli.js.
-    if (built.status !== 0 && !cliIsFresh()) throw new Error(`the build failed:\n${built.stdout}${built.stderr}`);
-  } finally {
-    rmdirSync(lock);
+    mkdirSync(lock);
+    return true;
+  } catch {
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > BUILD_TIMEOUT_MS) rmSync(lock, { recursive: true, force: true });
+    } catch {
+      // The lock went away between the two calls: the next round takes it.
+    }
+    return false;
   }
+}
+
+async function build(): Promise<void> {
+  const lock = join(REPO_ROOT, 'dist', '.test-build.lock');
+  const deadline = Date.now() + 2 * BUILD_TIMEOUT_MS;
+  while (buildIsStale()) {
+    mkdirSync(join(REPO_ROOT, 'dist'), { recursive: true });
+    if (tryLock(lock)) {
+      try {
+        // Another worker may have built while this one waited for the lock.
+        if (!buildIsStale()) return;
+        const { ok, output } = await runTsc();
+        // tsc emits despite a type error elsewhere; the tests only need a fresh command.
+        if (buildIsStale()) throw new Error(`building the command failed (tsc -p tsconfig.build.json):\n${output}`);
+        if (!ok) process.stderr.write(`tsc reported errors but emitted a fresh dist/:\n${output}\n`);
+        return;
+      } finally {
+        rmSync(lock, { recursive: true, force: true });
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`gave up waiting for another build; remove ${lock} if no build runs`);
+    await sleep(200);
+  }
+}
+
+let building: Promise<void> | undefined;
+
+/**
+ * Builds `dist/` (`tsc -p tsconfig.build.json`) when the built command is missing or older than `src/`, `machines/`
+ * or a tsconfig, so a test file also works standalone (`npm test` builds first). Every test that spawns the command
+ * awaits this one function: one lock directory keeps the vitest workers from building at the same time, and within a
+ * worker the first call's promise is shared.
+ */
+export function ensureBuilt(): Promise<void> {
+  building ??= build();
+  return building;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -127,8 +169,9 @@ export interface RunOptions {
   timeoutMs?: number;
 }
 
-/** Runs the command to completion (stdin closed), killing it when it outlives `timeoutMs`. */
-export function runCli(args: readonly string[], options: RunOptions = {}): Promise<CliRun> {
+/** Builds when stale, then runs the command to completion (stdin closed), killing it when it outlives `timeoutMs`. */
+export async function runCli(args: readonly string[], options: RunOptions = {}): Promise<CliRun> {
+  await ensureBuilt();
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: REPO_ROOT,
     env: options.env ?? childEnv(),
@@ -168,7 +211,10 @@ export interface ServingChild {
   waitForExit(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null; timedOut: boolean }>;
 }
 
-/** Starts a long-lived child with all three streams piped (stdin stays open, as an MCP client keeps it). */
+/**
+ * Starts a long-lived child with all three streams piped (stdin stays open, as an MCP client keeps it). Synchronous,
+ * so it cannot build: await {@link ensureBuilt} first (in `beforeAll`).
+ */
 export function startCli(args: readonly string[], options: { env?: Record<string, string> } = {}): ServingChild {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: REPO_ROOT,
@@ -298,12 +344,13 @@ export interface CliConnection {
   close(): Promise<void>;
 }
 
-/** Spawns `node dist/src/cli.js ...args` through the SDK's stdio transport and connects a pinned client. */
+/** Builds when stale, then spawns `node dist/src/cli.js ...args` through the SDK's stdio transport and connects a pinned client. */
 export async function connectCli(
   revision: Revision,
   args: readonly string[] = [],
   env: Record<string, string> = childEnv(),
 ): Promise<CliConnection> {
+  await ensureBuilt();
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, ...args],
