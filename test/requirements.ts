@@ -390,6 +390,56 @@ export const requirements: Requirement[] = [
     text: "Behind a TLS proxy that forwards Host unchanged, with the server on loopback and --public-origin https://..., the README's nginx block works.",
   },
 
+  // --- issue 8: hostile input is normal input ------------------------------------------------------------------------
+  {
+    id: 'H08-FENCE-LINEAR',
+    text: 'The code-fence strip is linear: a 1 MiB candidate of hostile fence shapes is answered at once, the same as the former pattern.',
+  },
+  {
+    id: 'H08-BASELINE-LINEAR',
+    text: 'Baseline changes find their targets through an index built once per turn: one accept is linear in the baseline and the changes.',
+  },
+  {
+    id: 'H08-SEARCH-LINEAR',
+    text: 'Evidence and date values are searched in input and context in linear time, and each context item has a length limit.',
+  },
+  {
+    id: 'H08-NESTING',
+    text: 'Nesting depth is bounded by an iterative check before anything recursive: a deep candidate is a correctable CANDIDATE_INVALID, deep arguments INPUT_INVALID, the same answer cold and warm.',
+  },
+  {
+    id: 'H08-ERROR-BOUND',
+    text: 'Errors quote at most a short prefix of any caller string, and no error text exceeds MAX_ERROR_TEXT_CHARS.',
+  },
+  {
+    id: 'H08-BIND-ADDRESS',
+    text: 'The address actually bound is checked after listen: any spelling of an unspecified address needs --public-origin.',
+  },
+  {
+    id: 'H08-ORIGIN-AS-TYPED',
+    text: '--public-origin is checked as typed, before URL parsing cleans it: userinfo, dot segments and the like are refused.',
+  },
+  {
+    id: 'H08-STDIO-LIMIT',
+    text: 'The stdio read limit covers the largest accepted candidate; an oversized line gets a JSON-RPC error and the connection keeps serving, in bounded memory.',
+  },
+  {
+    id: 'H08-DRAIN',
+    text: 'On SIGTERM, SIGINT or DELETE, callers waiting on a validation get SESSION_CLOSED before the connection ends.',
+  },
+  {
+    id: 'H08-HTTP-RESOURCES',
+    text: 'Buffered request bytes are capped across the server, headers and bodies have deadlines, unknown sessions are refused before the body, abandoned initializes are reclaimed early.',
+  },
+  {
+    id: 'H08-SLOTS',
+    text: 'A failure while creating an HTTP session never leaks a session slot.',
+  },
+  {
+    id: 'H08-LOG-FLOOD',
+    text: 'Refusal logs truncate caller strings and are rate-limited, with a count of what was suppressed.',
+  },
+
   // --- spec 06: errors -----------------------------------------------------------------------------------------------
   { id: 'S06-CODES', text: 'Every error code has its category and retryability.' },
   {

@@ -90,7 +90,7 @@ describe('callerPrefix and quoteCaller', () => {
   });
 });
 
-describe('caller text in errors is quoted as a short prefix', () => {
+describe('caller text in errors is quoted as a short prefix [H08-ERROR-BOUND]', () => {
   it('a 100 KB unknown key in a candidate (top level and nested)', () => {
     for (const text of [
       objectText([...CANDIDATE_BASE, [HUGE, '1']]),
@@ -193,7 +193,7 @@ describe('caller text in errors is quoted as a short prefix', () => {
   });
 });
 
-describe('no error text exceeds MAX_ERROR_TEXT_CHARS, whatever the input (fixed seed)', () => {
+describe('no error text exceeds MAX_ERROR_TEXT_CHARS, whatever the input [H08-ERROR-BOUND]', () => {
   const key = fc.oneof(
     fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'input', 'intents', 'fields', 'baseline', ''),
     fc.string({ unit: 'binary', maxLength: 8 }),

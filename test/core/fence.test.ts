@@ -66,7 +66,7 @@ describe('stripCodeFence: the same answers as the former pattern', () => {
   });
 });
 
-describe('stripCodeFence: linear on 1 MiB of hostile text', () => {
+describe('stripCodeFence: linear on 1 MiB of hostile text [H08-FENCE-LINEAR]', () => {
   const spaces = ' '.repeat(MIB);
 
   it('an opened fence followed by 1 MiB of spaces and no close stays as is', GUARD, () => {

@@ -70,7 +70,7 @@ describe('findShapeProblem', () => {
   });
 });
 
-describe('validateCandidate: nesting depth', () => {
+describe('validateCandidate: nesting depth [H08-NESTING]', () => {
   const prepared = prepareRequest(instance, { input: 'book a flight' }, NOW);
 
   it(`accepts a candidate exactly ${DEFAULT_DEPTH} levels deep, odd or even`, () => {
@@ -128,7 +128,7 @@ describe('validateCandidate: nesting depth', () => {
   });
 });
 
-describe('prepareRequest: nesting depth', () => {
+describe('prepareRequest: nesting depth [H08-NESTING]', () => {
   const bound = DEFAULT_DEPTH + REQUEST_EXTRA_DEPTH;
 
   it('accepts a request at the bound, and its task serialises', () => {
@@ -178,7 +178,7 @@ describe('prepareRequest: nesting depth', () => {
   });
 });
 
-describe('every recursive step is safe at the largest allowed depth on a small stack', () => {
+describe('every recursive step is safe at the largest allowed depth on a small stack [H08-NESTING]', () => {
   const script = fileURLToPath(new URL('./deepStack.script.ts', import.meta.url));
   const run = (depth: number): Record<string, unknown> =>
     JSON.parse(

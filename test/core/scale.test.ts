@@ -33,7 +33,7 @@ function node(n: number, children: IntentNode[] = []): IntentNode {
   };
 }
 
-describe('normalizeCandidate: baseline changes are linear in the baseline and the changes', () => {
+describe('normalizeCandidate: baseline changes are linear in the baseline and the changes [H08-BASELINE-LINEAR]', () => {
   // 2,000 roots with 10 children each: 22,000 intents and 22,000 constraints.
   const ROOTS = 2_000;
   const PER_ROOT = 10;
@@ -154,7 +154,7 @@ function counted(list: readonly IntentNode[]): IntentNode[] {
   return out;
 }
 
-describe('normalizeCandidate: operation count', () => {
+describe('normalizeCandidate: operation count [H08-BASELINE-LINEAR]', () => {
   it('visits intents a bounded number of times per baseline intent and per change', () => {
     const roots: IntentNode[] = [];
     let n = 0;
@@ -215,7 +215,7 @@ describe('substringSearch', () => {
   });
 });
 
-describe('evidence and dates are looked up in input and context in linear time', () => {
+describe('evidence and dates are looked up in input and context in linear time [H08-SEARCH-LINEAR]', () => {
   const instance = resolveInstance({
     schema: { fields: { ref: { type: 'string' }, day: { type: 'date' }, at: { type: 'datetime' } } },
     limits: { maxContextItemChars: 500_000, maxInputChars: 500_000 },
@@ -263,7 +263,7 @@ describe('evidence and dates are looked up in input and context in linear time',
   });
 });
 
-describe('limits.maxContextItemChars', () => {
+describe('limits.maxContextItemChars [H08-SEARCH-LINEAR]', () => {
   const instance = resolveInstance({ limits: { maxContextItemChars: 1_000 } });
   const context = (...lengths: number[]) => lengths.map((n) => ({ role: 'user', text: 's'.repeat(n) }));
 

@@ -40,7 +40,7 @@ function configError(run: () => unknown): IntentError {
   return caught as IntentError;
 }
 
-describe('wildcard binds [item 6]', () => {
+describe('wildcard binds [H08-BIND-ADDRESS]', () => {
   it('recognises every spelling of the unspecified address, and nothing else', () => {
     for (const host of UNSPECIFIED_SPELLINGS) expect(isUnspecifiedAddress(host), host).toBe(true);
     for (const host of ['127.0.0.1', '127.1', '::1', 'localhost', '10.0.0.1', '::ffff:127.0.0.1', '0.0.0.1', 'x'])
@@ -141,7 +141,7 @@ describe('listen failures are refusals too', () => {
   });
 });
 
-describe('--public-origin as typed [item 14]', () => {
+describe('--public-origin as typed [H08-ORIGIN-AS-TYPED]', () => {
   const refused: [string, RegExp][] = [
     ['https://mcp.example.com/..', /dot segments/],
     ['https://mcp.example.com/.', /dot segments/],

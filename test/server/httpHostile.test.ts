@@ -47,7 +47,7 @@ function toolErrorCodeOf(text: string): string {
   return (JSON.parse(text) as { error: { code: string } }).error.code;
 }
 
-describe('buffered bodies and deadlines [item 11]', () => {
+describe('buffered bodies and deadlines [H08-HTTP-RESOURCES]', () => {
   it('100 stalled 4 MiB bodies: 16 fit the 64 MiB default cap, the other 84 get 503 + Retry-After unread; the deadline answers 408 and frees the cap', async () => {
     const s = await server({ bodyTimeoutMs: 1500 });
     const stalled = Array.from({ length: 100 }, () => stalledPost(s.port, { declared: MAX_BODY_BYTES, sent: 1024 }));
@@ -106,7 +106,7 @@ describe('buffered bodies and deadlines [item 11]', () => {
   });
 });
 
-describe('abandoned initializes [item 11]', () => {
+describe('abandoned initializes [H08-HTTP-RESOURCES]', () => {
   it('sessions that never get past their handshake are reclaimed after sessionInitIdleMs; an active one survives', async () => {
     let clock = 5_000_000;
     const s = await server({
@@ -138,7 +138,7 @@ describe('abandoned initializes [item 11]', () => {
   });
 });
 
-describe('DELETE and shutdown drain [item 8]', () => {
+describe('DELETE and shutdown drain [H08-DRAIN]', () => {
   async function waitingCall(s: InProcessServer, hanging: ReturnType<typeof hangingExecutor>) {
     const session = await rawSession(s.url);
     const call = session.post({
@@ -188,7 +188,7 @@ describe('DELETE and shutdown drain [item 8]', () => {
   });
 });
 
-describe('SIGTERM drain of the built command [item 8]', () => {
+describe('SIGTERM drain of the built command [H08-DRAIN]', () => {
   it('a POST waiting on the model gets SESSION_CLOSED, then the process exits 0', async () => {
     const fake = await startFakeOpenAI();
     cleanups.push(() => stopFakeOpenAI(fake));
@@ -217,7 +217,7 @@ describe('SIGTERM drain of the built command [item 8]', () => {
   }, 30_000);
 });
 
-describe('session slots and options [item 13]', () => {
+describe('session slots and options [H08-SLOTS] [S06-CONFIG-CHECKED]', () => {
   it('an initialize whose server construction throws gives its slot back', async () => {
     let failing = true;
     const real = hostAdapter();
@@ -273,7 +273,7 @@ describe('session slots and options [item 13]', () => {
   });
 });
 
-describe('refusal logs [item 12]', () => {
+describe('refusal logs [H08-LOG-FLOOD]', () => {
   it('the token bucket logs at most N lines per interval and reports the rest as one "suppressed" line', () => {
     const lines: string[] = [];
     let clock = 0;

@@ -56,7 +56,7 @@ function acceptLine(id: unknown, candidateText: string, idFirst = true): string 
   return JSON.stringify(message) + '\n';
 }
 
-describe('the stdio read limit [item 7]', () => {
+describe('the stdio read limit [H08-STDIO-LIMIT]', () => {
   it('derives the limit from the largest accepted candidate or input: 6 × max + 1 MiB, configurable upwards only', () => {
     expect(stdioMessageLimit(parseServerConfig({}, 'test'))).toBe(7 * MiB);
     const big = parseServerConfig({ limits: { maxCandidateBytes: 64 * MiB } }, 'test');
@@ -121,7 +121,7 @@ describe('the stdio read limit [item 7]', () => {
   );
 });
 
-describe('StdioLineTransport in process [item 7]', () => {
+describe('StdioLineTransport in process [H08-STDIO-LIMIT]', () => {
   function transportOver(maxMessageBytes: number) {
     const input = new PassThrough();
     const output = new PassThrough();
@@ -190,7 +190,7 @@ describe('StdioLineTransport in process [item 7]', () => {
   });
 });
 
-describe('StdioLineTransport property [item 7]', () => {
+describe('StdioLineTransport property [H08-STDIO-LIMIT]', () => {
   type Piece =
     | { kind: 'request'; id: number }
     | { kind: 'oversized'; id: number; bytes: number; idLast: boolean }
@@ -268,7 +268,7 @@ describe('StdioLineTransport property [item 7]', () => {
   });
 });
 
-describe('stdin closed by the client [item 8]', () => {
+describe('stdin closed by the client [H08-DRAIN]', () => {
   it(
     'requests written before the end of stdin are all answered before the process exits 0',
     async () => {
@@ -302,7 +302,7 @@ describe('stdin closed by the client [item 8]', () => {
   );
 });
 
-describe('SIGTERM with validations in flight [item 8]', () => {
+describe('SIGTERM with validations in flight [H08-DRAIN]', () => {
   it(
     'every one of 60 pipelined accepts gets a response, and the process exits 0',
     async () => {
