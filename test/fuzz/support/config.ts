@@ -26,7 +26,8 @@ export function summarize(value: unknown, depth = 0): unknown {
   if (typeof value === 'number' && !Number.isFinite(value)) return `<${String(value)}>`;
   if (value === undefined) return '<undefined>';
   if (value === null || typeof value !== 'object') return value;
-  if (depth >= 6) return `<${Array.isArray(value) ? 'array' : 'object'} nested deeper, ${nestingOf(value)} levels>`;
+  if (depth >= 6)
+    return `<${Array.isArray(value) ? 'array' : 'object'} of ${Object.keys(value).length} entries, ${nestingOf(value)} levels deep>`;
   if (Array.isArray(value)) {
     const shown = value.slice(0, 8).map((v) => summarize(v, depth + 1));
     return value.length > 8 ? [...shown, `<… ${value.length} items>`] : shown;
@@ -78,7 +79,7 @@ function report(details: fc.RunDetails<unknown>): void {
 }
 
 /** fast-check parameters of one property: its own seed and run count, unless the environment overrides them. */
-export function fuzzParams<T>(seed: number, numRuns: number): fc.Parameters<T> {
+export function fuzzParams<T>(seed: number, numRuns: number, budgetMs?: number): fc.Parameters<T> {
   const override = envNumber('FUZZ_SEED');
   const factor = envNumber('FUZZ_RUNS') ?? 1;
   const path = process.env['FUZZ_PATH'];
@@ -86,7 +87,12 @@ export function fuzzParams<T>(seed: number, numRuns: number): fc.Parameters<T> {
     seed: override ?? seed,
     numRuns: Math.max(1, Math.round(numRuns * factor)),
     ...(path === undefined || path === '' ? {} : { path }),
+    // FUZZ_NO_SHRINK=1 reports the first failing case as generated (fast triage of the slow process layers).
+    ...(process.env['FUZZ_NO_SHRINK'] === '1' ? { endOnFailure: true } : {}),
     plugins: [
+      // A hang guard of the harness, not a timing assertion: a property whose runs (and shrinking) outlive its budget
+      // stops and reports the best counterexample so far, or fails as interrupted when it found none.
+      ...(budgetMs === undefined ? [] : [fc.interruptAfterTimeLimit(budgetMs, { failOnInterrupt: true })]),
       () => ({
         onAllRunsComplete: (details) => {
           report(details as fc.RunDetails<unknown>);
