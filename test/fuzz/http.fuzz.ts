@@ -59,7 +59,7 @@ function send(
           const id = res.headers['mcp-session-id'];
           resolve({
             status: res.statusCode ?? 0,
-            type: String(res.headers['content-type'] ?? ''),
+            type: res.headers['content-type'] ?? '',
             text: Buffer.concat(chunks).toString('utf8'),
             sessionId: typeof id === 'string' ? id : undefined,
           });

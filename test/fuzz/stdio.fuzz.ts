@@ -18,7 +18,8 @@ import { fuzzParams } from './support/config.js';
 import { item, renderItem, type Item, type Rendered } from './support/lines.js';
 
 const NL = Buffer.from('\n');
-const RUNS = 30;
+/** Runs of each property (each run spawns the command). */
+const RUNS = 25;
 /** Hang guard of the whole property, shrinking included. */
 const BUDGET_MS = 80_000;
 
@@ -35,7 +36,7 @@ interface Message {
   error?: { code?: unknown; message?: unknown };
 }
 
-const keyOf = (id: unknown): string => JSON.stringify(id) ?? 'undefined';
+const keyOf = (id: unknown): string => (id === undefined ? 'undefined' : JSON.stringify(id));
 
 function clientLine(id: string, method: string, params?: unknown): Rendered {
   const body = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
@@ -66,7 +67,14 @@ function responsesFor(messages: readonly Message[], id: string): Message[] {
   return messages.filter((m) => 'id' in m && keyOf(m.id) === keyOf(id) && !('method' in m));
 }
 
-async function runStdio(items: readonly Item[], cuts: readonly [number, number]): Promise<void> {
+/**
+ * What a run enforces: `liveness` (no crash, the final ping, the client's golden handoff, stdout only JSON-RPC) or
+ * `answers` (every request answered exactly once, no foreign ids, well-formed tool results). Two properties, so that a
+ * request left unanswered does not hide a process that goes deaf, or the other way round.
+ */
+type Focus = 'liveness' | 'answers';
+
+async function runStdio(items: readonly Item[], cuts: readonly [number, number], focus: Focus): Promise<void> {
   const child = startStdioChild();
   try {
     let n = 0;
@@ -119,11 +127,12 @@ async function runStdio(items: readonly Item[], cuts: readonly [number, number])
     await sendItems(b, items.length);
     await send(clientLine('c-ping', 'ping'));
 
-    // Wait for the final ping and every owed answer (bounded by the harness guard).
+    // Wait for the final ping, the client's accept and (for `answers`) every owed answer, within the harness guard.
     await child.until((lines) => {
       const messages = parseLines(lines);
       const ids = new Set(messages.filter((m) => !('method' in m)).map((m) => keyOf(m.id)));
-      return [...owed].every(([id, o]) => ids.has(id) || o.oversized) && ids.has(keyOf('c-ping'));
+      const client = ids.has(keyOf('c-ping')) && ids.has(keyOf('c-accept'));
+      return client && (focus === 'liveness' || [...owed].every(([id, o]) => ids.has(id) || o.oversized));
     });
 
     const exit = child.exited();
@@ -133,6 +142,12 @@ async function runStdio(items: readonly Item[], cuts: readonly [number, number])
     const ping = responsesFor(messages, 'c-ping');
     if (ping.length !== 1 || !jsonEqual(ping[0]!.result, {}))
       fail(`the final ping got ${ping.length} answers: ${clip(JSON.stringify(ping))}`);
+
+    const accept = responsesFor(messages, 'c-accept')[0]?.result;
+    const text = (accept?.content as { text?: string }[] | undefined)?.[0]?.text;
+    if (text !== SEED_RESULT_TEXT) fail(`the well-behaved accept answered ${clip(JSON.stringify(accept ?? null))}`);
+    if (child.partial() !== '') fail(`stdout ends with an unterminated line: ${clip(child.partial())}`);
+    if (focus === 'liveness') return;
 
     const responses = messages.filter((m) => !('method' in m));
     const counts = new Map<string, number>();
@@ -153,10 +168,16 @@ async function runStdio(items: readonly Item[], cuts: readonly [number, number])
       if (r.result !== undefined && o?.tool !== undefined && /^intent_(prepare|accept|cancel)$/.test(o.tool))
         checkEnvelope(r.result, `answer to ${clip(keyOf(r.id), 60)}`, jsonEqual, SHAPE_ONLY);
     }
-    const accept = responsesFor(messages, 'c-accept')[0]?.result;
-    const text = (accept?.content as { text?: string }[] | undefined)?.[0]?.text;
-    if (text !== SEED_RESULT_TEXT) fail(`the well-behaved accept answered ${clip(JSON.stringify(accept ?? null))}`);
-    if (child.partial() !== '') fail(`stdout ends with an unterminated line: ${clip(child.partial())}`);
+  } catch (error) {
+    // FUZZ_DEBUG=1 shows what the process wrote when a replayed case fails.
+    if (process.env['FUZZ_DEBUG'] === '1')
+      process.stderr.write(
+        `stdout:\n${child
+          .lines()
+          .map((l) => clip(l, 300))
+          .join('\n')}\nstderr:\n${clip(child.stderr(), 2000)}\n`,
+      );
+    throw error;
   } finally {
     await child.kill();
   }
@@ -167,14 +188,17 @@ describe('fuzz b: the built command over stdio under raw hostile lines', () => {
     ensureBuilt();
   });
 
-  it('never crashes or goes deaf, answers every request once, writes only JSON-RPC, completes the client handoff', async () => {
+  it.each<[Focus, string, number]>([
+    ['liveness', 'never crashes or goes deaf, writes only JSON-RPC, completes the client handoff', 0xb1],
+    ['answers', 'answers every request with an id exactly once, and only ids that were sent', 0xb2],
+  ])('[%s] %s', async (focus, _title, seed) => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(item, { minLength: 1, maxLength: 10 }),
         fc.tuple(fc.nat({ max: 10 }), fc.nat({ max: 10 })),
-        (items, cuts) => runStdio(items, cuts),
+        (items, cuts) => runStdio(items, cuts, focus),
       ),
-      fuzzParams(0xb1, RUNS, BUDGET_MS),
+      fuzzParams(seed, RUNS, BUDGET_MS),
     );
   });
 });

@@ -26,7 +26,7 @@ export function summarize(value: unknown, depth = 0): unknown {
   if (typeof value === 'number' && !Number.isFinite(value)) return `<${String(value)}>`;
   if (value === undefined) return '<undefined>';
   if (value === null || typeof value !== 'object') return value;
-  if (depth >= 6)
+  if (depth >= 7 && Object.keys(value).length > 0)
     return `<${Array.isArray(value) ? 'array' : 'object'} of ${Object.keys(value).length} entries, ${nestingOf(value)} levels deep>`;
   if (Array.isArray(value)) {
     const shown = value.slice(0, 8).map((v) => summarize(v, depth + 1));

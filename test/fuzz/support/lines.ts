@@ -144,7 +144,10 @@ export const item: fc.Arbitrary<Item> = fc.oneof(
 /** A rendered item: its bytes and the ids it carries. */
 export interface Rendered {
   bytes: Buffer;
-  /** Ids of well-formed requests (jsonrpc 2.0, a method, a string or integer id, object params): each is owed one answer. */
+  /**
+   * Ids of requests (jsonrpc "2.0", a string method, a string or integer id): JSON-RPC 2.0 owes each one answer, a
+   * result or an error, whatever its params are.
+   */
   owed: (string | number)[];
   /** Every id present anywhere in the item (answers may carry only these, or null). */
   present: (string | number)[];
@@ -174,10 +177,6 @@ function requestText(id: string | number | undefined, method: string, params: un
   return params === undefined ? `${head}}` : `${head},"params":${jsonText(params)}}`;
 }
 
-function isParams(params: unknown): boolean {
-  return params === undefined || (params !== null && typeof params === 'object' && !Array.isArray(params));
-}
-
 /** Renders an item; `next()` hands out the run's next request number. */
 export function renderItem(it: Item, next: () => number): Rendered {
   const none: Rendered = { bytes: Buffer.alloc(0), owed: [], present: [], oversized: false };
@@ -185,12 +184,7 @@ export function renderItem(it: Item, next: () => number): Rendered {
     case 'request': {
       const id = makeId(it.idKind, next(), it.suffix);
       const text = requestText(id, it.method, it.params);
-      return {
-        bytes: Buffer.from(text),
-        owed: isParams(it.params) ? [id] : [],
-        present: [id],
-        oversized: text.length > 1024 * 1024,
-      };
+      return { bytes: Buffer.from(text), owed: [id], present: [id], oversized: text.length > 1024 * 1024 };
     }
     case 'notification':
       return { ...none, bytes: Buffer.from(requestText(undefined, it.method, it.params)) };
@@ -229,7 +223,7 @@ export function renderItem(it: Item, next: () => number): Rendered {
       let body = it.body;
       let present: (string | number)[] = [];
       if (body !== null && typeof body === 'object' && 'id' in body) {
-        const raw = (body as { id: unknown }).id;
+        const raw = body.id;
         const id =
           typeof raw === 'string' ? `bad:${raw}` : typeof raw === 'number' && Number.isFinite(raw) ? raw % 1000 : raw;
         body = { ...body, id };
