@@ -71,7 +71,7 @@ function report(details: fc.RunDetails<unknown>): void {
   throw new Error(
     [
       `Property failed after ${details.numRuns} run(s), shrunk ${details.numShrinks} time(s)`,
-      `replay: FUZZ_SEED=${details.seed} FUZZ_PATH=${details.counterexamplePath ?? ''}`,
+      `replay (this property alone, vitest -t): FUZZ_SEED=${details.seed} FUZZ_PATH=${details.counterexamplePath ?? ''}`,
       `counterexample: ${JSON.stringify(summarize(details.counterexample))}`,
       `failure: ${cause}`,
     ].join('\n'),
