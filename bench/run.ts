@@ -2,6 +2,7 @@
  * `npm run bench`: the performance figures of issues 2 and 3 (BENCHMARKS.md says what each one measures).
  *
  *   node dist/bench/run.js [--handoffs N] [--rounds N]
+ *   node dist/bench/run.js --limits [--cap-ms N] [--depth-bound N] [--only a,b] [--no-ping]   (issue 8: bench/limits.ts)
  *
  * Needs `--expose-gc` for the heap figures; without it the script runs itself again with the flag. Prints tables and
  * writes every figure as JSON to `<os tmpdir>/intent-mcp-bench/results.json`. It reports; it never asserts a timing.
@@ -43,6 +44,15 @@ import {
 } from './measure.js';
 import { profileBreakdown } from './profile.js';
 import { afterMachine, invokeLifecycleAsync, shippedLifecycleAsync, syncLifecycle } from './variants.js';
+
+// ---------------------------------------------------------------------------------------------------------------------
+// --limits: the issue-8 limits bench instead (bench/limits.ts; it needs no --expose-gc).
+
+if (process.argv.includes('--limits')) {
+  const { runLimits } = await import('./limits.js');
+  await runLimits();
+  process.exit(0);
+}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // --expose-gc: run again with the flag when it is missing (package.json stays as it is).
