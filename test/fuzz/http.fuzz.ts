@@ -208,6 +208,13 @@ async function runHttp(server: ChildServer, requests: readonly Hostile[], cut: n
     }
     if (!SANE.has(res.status)) fail(`${where}: status ${res.status}: ${clip(res.text)}`);
     if (h.method === 'HEAD' || res.text === '') return;
+    if (h.path === 'healthz' && h.method === 'GET' && res.status === 200) {
+      // /healthz is not JSON-RPC: it answers `{ status: 'ok', sessions }` (spec 05).
+      const health = JSON.parse(res.text) as { status?: unknown; sessions?: unknown };
+      if (health.status !== 'ok' || typeof health.sessions !== 'number')
+        fail(`${where}: /healthz answered ${clip(res.text)}`);
+      return;
+    }
     if (res.status >= 400 && !res.type.startsWith('application/json'))
       fail(`${where}: a ${res.status} error body of type "${res.type}": ${clip(res.text)}`);
     for (const m of messagesOf(res, where)) {
