@@ -15,9 +15,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { IntentError } from '../core/errors.js';
 import type { IntentMcpAdapter } from '../mcp/adapter.js';
-import { DEFAULTS, allowedHostsAndOrigins, isUnspecifiedAddress, type PublicOrigin } from './config.js';
+import { SERVER_DEFAULTS, allowedHostsAndOrigins, isUnspecifiedAddress, type PublicOrigin } from './config.js';
+import { serverErrors } from './errors.js';
 import { BodyBudget, BodyRefused, MAX_BODY_BYTES, readBody } from './httpBody.js';
 import { rateLimitedLog, type Logger } from './logger.js';
 import { LEGACY_VERSIONS, createMountedServer, type MountedServer } from './mcpServer.js';
@@ -25,7 +25,7 @@ import { LEGACY_VERSIONS, createMountedServer, type MountedServer } from './mcpS
 export { MAX_BODY_BYTES } from './httpBody.js';
 
 /** How long a DELETE waits for its session's in-flight POSTs to be answered before closing anyway. */
-const DELETE_DRAIN_MS = 3000;
+const DELETE_DRAIN_MS = SERVER_DEFAULTS.drainMs;
 
 export interface HttpServeOptions {
   host: string;
@@ -89,37 +89,34 @@ export interface RunningHttpServer {
   close(drainMs?: number): Promise<void>;
 }
 
-function invalid(message: string): IntentError {
-  return new IntentError('CONFIG_INVALID', message);
-}
-
 function positiveInteger(name: string, value: unknown, min = 1): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
-    throw invalid(
-      `serveHttp option ${name} must be an integer of at least ${min} (got ${String(value).slice(0, 40)}).`,
-    );
+    throw serverErrors.optionNotInteger('serveHttp', name, min, value);
   return value;
 }
 
 /** Validates the numeric options at construction: 0, NaN or a fraction is `CONFIG_INVALID` naming the option. */
 function resolveLimits(options: HttpServeOptions) {
   if (!Number.isSafeInteger(options.port) || options.port < 0 || options.port > 65535)
-    throw invalid(`serveHttp option port must be an integer from 0 to 65535 (got ${String(options.port)}).`);
+    throw serverErrors.portOutOfRange('serveHttp', 0, 65535, options.port);
   return {
     maxSessions: positiveInteger('maxSessions', options.maxSessions),
     sessionIdleMs: positiveInteger('sessionIdleMs', options.sessionIdleMs),
-    sessionInitIdleMs: positiveInteger('sessionInitIdleMs', options.sessionInitIdleMs ?? DEFAULTS.sessionInitIdleMs),
+    sessionInitIdleMs: positiveInteger(
+      'sessionInitIdleMs',
+      options.sessionInitIdleMs ?? SERVER_DEFAULTS.sessionInitIdleMs,
+    ),
     // At least one whole body must fit, or a large request would be told to retry forever.
     maxBufferedBytes: positiveInteger(
       'maxBufferedBytes',
-      options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes,
+      options.maxBufferedBytes ?? SERVER_DEFAULTS.maxBufferedBytes,
       MAX_BODY_BYTES,
     ),
-    headersTimeoutMs: positiveInteger('headersTimeoutMs', options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs),
-    bodyTimeoutMs: positiveInteger('bodyTimeoutMs', options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs),
+    headersTimeoutMs: positiveInteger('headersTimeoutMs', options.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs),
+    bodyTimeoutMs: positiveInteger('bodyTimeoutMs', options.bodyTimeoutMs ?? SERVER_DEFAULTS.bodyTimeoutMs),
     refusalLogsPerMinute: positiveInteger(
       'refusalLogsPerMinute',
-      options.refusalLogsPerMinute ?? DEFAULTS.refusalLogsPerMinute,
+      options.refusalLogsPerMinute ?? SERVER_DEFAULTS.refusalLogsPerMinute,
     ),
   };
 }
@@ -227,11 +224,9 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
       raw = await readBody(req, res, budget, limits.bodyTimeoutMs);
     } catch (error) {
       if (!(error instanceof BodyRefused)) throw error;
-      refusalLog('request body refused', { status: error.status, reason: error.message });
-      jsonRpcError(res, error.status, error.status === 503 ? -32000 : -32600, error.message, {
-        connection: 'close',
-        ...(error.status === 503 ? { 'retry-after': '5' } : {}),
-      });
+      const { refusal } = error;
+      refusalLog('request body refused', { status: refusal.status, reason: error.message });
+      jsonRpcError(res, refusal.status, refusal.code, refusal.message, { connection: 'close', ...refusal.headers });
       return undefined;
     }
     try {
@@ -433,8 +428,7 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
   const listenHost = /^\[[^\]]*\]$/.test(options.host) ? options.host.slice(1, -1) : options.host;
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
-      const shown = `${JSON.stringify(options.host.slice(0, 80))} port ${options.port}`;
-      reject(invalid(`Cannot listen on ${shown} (${error.code ?? error.name}); choose another --host or --port.`));
+      reject(serverErrors.cannotListen(options.host, options.port, error.code ?? error.name));
     };
     httpServer.once('error', onError);
     httpServer.listen(options.port, listenHost, () => {
@@ -450,9 +444,7 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
         resolve();
       });
     });
-    throw invalid(
-      `Binding ${JSON.stringify(options.host.slice(0, 80))} listens on every interface (${bound.address}) and needs --public-origin (the URL clients use to reach this server), or bind 127.0.0.1.`,
-    );
+    throw serverErrors.needsPublicOrigin(options.host, bound.address);
   }
   const port = bound.port;
   allowed = allowedHostsAndOrigins(port, options.publicOrigin);

@@ -62,6 +62,9 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
   };
 }
 
+/** The interval a rate-limited log's budget refills over, unless told otherwise. */
+export const RATE_LIMIT_INTERVAL_MS = 60_000;
+
 export interface RateLimitedLog {
   /** Logs at its level when the budget allows, else counts the line as suppressed. */
   (message: string, fields?: Record<string, unknown>): void;
@@ -78,7 +81,7 @@ export interface RateLimitedLog {
 export function rateLimitedLog(
   logger: Logger,
   perInterval: number,
-  intervalMs = 60_000,
+  intervalMs = RATE_LIMIT_INTERVAL_MS,
   now: () => number = Date.now,
   level: 'info' | 'warn' = 'warn',
 ): RateLimitedLog {

@@ -20,10 +20,8 @@ import {
   type JSONRPCMessage,
   type Transport,
 } from '@modelcontextprotocol/server';
-
-/** JSON-RPC 2.0 error codes the transport itself answers with. */
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
+import { SERVER_DEFAULTS } from './config.js';
+import { stdioRefusals, type StdioRefusal } from './errors.js';
 
 /** Longest `id` value (as raw JSON text) the oversize scanner keeps; a longer one is answered with id `null`. */
 const MAX_ID_TEXT = 256;
@@ -39,7 +37,10 @@ export interface StdioLineTransportOptions {
   output?: Writable;
   /** Told once per refused line (oversized, not JSON, not JSON-RPC), with a short reason; for logs. */
   onRefused?: (reason: string, bytes: number) => void;
-  /** When the input ends, how long to wait for the requests already read to be answered before closing. Default 3000. */
+  /**
+   * When the input ends, how long to wait for the requests already read to be answered before closing. Default
+   * `SERVER_DEFAULTS.drainMs` (3000).
+   */
   endDrainMs?: number;
 }
 
@@ -140,7 +141,7 @@ class TopLevelIdScanner {
   }
 }
 
-function errorLine(id: RequestId | null, code: number, message: string, data?: Record<string, unknown>): string {
+function errorLine(id: RequestId | null, { code, message, data }: StdioRefusal): string {
   return (
     JSON.stringify({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } }) + '\n'
   );
@@ -184,7 +185,7 @@ export class StdioLineTransport implements Transport {
     this.#input = options.input ?? process.stdin;
     this.#output = options.output ?? process.stdout;
     this.#onRefused = options.onRefused;
-    this.#endDrainMs = options.endDrainMs ?? 3000;
+    this.#endDrainMs = options.endDrainMs ?? SERVER_DEFAULTS.drainMs;
   }
 
   /** Requests delivered to the server and not answered yet. */
@@ -321,14 +322,7 @@ export class StdioLineTransport implements Transport {
     this.#size = 0;
     this.#skipping = undefined;
     if (skipped !== undefined) {
-      this.#refuse(
-        skipped.id,
-        INVALID_REQUEST,
-        `Message of ${size} bytes is larger than the ${this.#max}-byte limit of this server; send a smaller message (limits.maxCandidateBytes bounds candidateText).`,
-        'oversized message',
-        size,
-        { code: 'INPUT_INVALID', limit: this.#max },
-      );
+      this.#refuse(skipped.id, stdioRefusals.oversized(size, this.#max), size);
       return;
     }
     const text = (pieces.length === 1 ? (pieces[0] ?? Buffer.alloc(0)) : Buffer.concat(pieces, size)).toString('utf8');
@@ -338,7 +332,7 @@ export class StdioLineTransport implements Transport {
     try {
       value = JSON.parse(line);
     } catch {
-      this.#refuse(null, PARSE_ERROR, 'Parse error: the line is not valid JSON.', 'unparsable line', size);
+      this.#refuse(null, stdioRefusals.unparsable(), size);
       return;
     }
     let message: JSONRPCMessage;
@@ -346,13 +340,7 @@ export class StdioLineTransport implements Transport {
       message = parseJSONRPCMessage(value);
     } catch {
       const id = (value as { id?: unknown } | null)?.id;
-      this.#refuse(
-        typeof id === 'string' || typeof id === 'number' ? id : null,
-        INVALID_REQUEST,
-        'Invalid Request: the line is not a JSON-RPC 2.0 message.',
-        'not JSON-RPC',
-        size,
-      );
+      this.#refuse(typeof id === 'string' || typeof id === 'number' ? id : null, stdioRefusals.notJsonRpc(), size);
       return;
     }
     if (isJSONRPCRequest(message)) this.#track(message.id);
@@ -364,17 +352,10 @@ export class StdioLineTransport implements Transport {
     this.onmessage?.(message);
   }
 
-  #refuse(
-    id: RequestId | null,
-    code: number,
-    message: string,
-    reason: string,
-    bytes: number,
-    data?: Record<string, unknown>,
-  ): void {
-    this.#onRefused?.(reason, bytes);
+  #refuse(id: RequestId | null, refusal: StdioRefusal, bytes: number): void {
+    this.#onRefused?.(refusal.reason, bytes);
     if (this.#closed) return;
-    this.#write(errorLine(id, code, message, data)).catch(() => undefined);
+    this.#write(errorLine(id, refusal)).catch(() => undefined);
   }
 
   #track(id: RequestId): void {
