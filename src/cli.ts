@@ -36,7 +36,8 @@ const httpField = HttpConfigSchema.shape;
 /** What `--max-buffered-bytes` accepts: at least one whole request body. */
 const bufferedBytesRange = integerRange(httpField.maxBufferedBytes);
 
-function run<A extends unknown[]>(action: (...args: A) => Promise<void> | void) {
+/** Wraps a command's action: an `IntentError` (bad flags or configuration) becomes one stderr line and exit 2. */
+function exitOnIntentError<A extends unknown[]>(action: (...args: A) => Promise<void> | void) {
   return async (...args: A): Promise<void> => {
     try {
       await action(...args);
@@ -111,7 +112,7 @@ program
   )
   .addOption(new Option('--log-level <level>', 'stderr log level (debug = JSON lines)').choices([...LOG_LEVELS]))
   .action(
-    run(async (opts: ServeFlags) => {
+    exitOnIntentError(async (opts: ServeFlags) => {
       const resolved = resolveServe(opts);
       const logger = createLogger(resolved.logLevel);
       const running = await startServe(resolved, logger);
@@ -137,7 +138,7 @@ program
   .description('validate a config file and print what would be served; exit 0, or 2 with the problem')
   .argument('<file>', 'JSON config file')
   .action(
-    run((file: string) => {
+    exitOnIntentError((file: string) => {
       const resolved = resolveServe({ config: file });
       const adapter = buildAdapter(resolved);
       const instances = Object.entries(resolved.config.instances ?? {}).map(([name, instance]) => ({

@@ -58,15 +58,15 @@ export interface ResolvedServe extends ResolvedHttp {
 /** Flags over config file over embedded default. Throws `CONFIG_INVALID` with one clear message. */
 export function resolveServe(flags: ServeFlags): ResolvedServe {
   const config = flags.config === undefined ? EMBEDDED_DEFAULT : loadConfigFile(flags.config);
-  const http = config.http ?? {};
-  const host = flags.host ?? http.host ?? SERVER_DEFAULTS.host;
-  const originText = flags.publicOrigin ?? http.publicOrigin;
+  const httpConfig = config.http ?? {};
+  const host = flags.host ?? httpConfig.host ?? SERVER_DEFAULTS.host;
+  const originText = flags.publicOrigin ?? httpConfig.publicOrigin;
   const publicOrigin = originText === undefined ? undefined : parsePublicOrigin(originText);
   const transport = flags.transport ?? SERVER_DEFAULTS.transport;
   // A cheap early check for a clear message; serveHttp checks the address actually bound, whatever its spelling.
   if (transport === 'http' && isUnspecifiedAddress(host) && publicOrigin === undefined)
     throw serverErrors.needsPublicOrigin(host);
-  const path = flags.path ?? http.path ?? SERVER_DEFAULTS.path;
+  const path = flags.path ?? httpConfig.path ?? SERVER_DEFAULTS.path;
   if (!MCP_PATH_PATTERN.test(path) || path === HEALTH_PATH) throw serverErrors.pathInvalid(path, HEALTH_PATH);
   const resolved: ResolvedServe = {
     config,
@@ -74,16 +74,16 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
     mode: flags.mode ?? config.mode ?? SERVER_DEFAULTS.mode,
     transport,
     host,
-    port: flags.port ?? http.port ?? SERVER_DEFAULTS.port,
+    port: flags.port ?? httpConfig.port ?? SERVER_DEFAULTS.port,
     path,
     publicOrigin,
-    maxSessions: flags.maxSessions ?? http.maxSessions ?? SERVER_DEFAULTS.maxSessions,
-    sessionIdleMs: flags.sessionIdleMs ?? http.sessionIdleMs ?? SERVER_DEFAULTS.sessionIdleMs,
-    sessionInitIdleMs: flags.sessionInitIdleMs ?? http.sessionInitIdleMs ?? SERVER_DEFAULTS.sessionInitIdleMs,
-    maxBufferedBytes: flags.maxBufferedBytes ?? http.maxBufferedBytes ?? SERVER_DEFAULTS.maxBufferedBytes,
-    headersTimeoutMs: flags.headersTimeoutMs ?? http.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs,
-    bodyTimeoutMs: flags.bodyTimeoutMs ?? http.bodyTimeoutMs ?? SERVER_DEFAULTS.bodyTimeoutMs,
-    refusalLogsPerMinute: http.refusalLogsPerMinute ?? SERVER_DEFAULTS.refusalLogsPerMinute,
+    maxSessions: flags.maxSessions ?? httpConfig.maxSessions ?? SERVER_DEFAULTS.maxSessions,
+    sessionIdleMs: flags.sessionIdleMs ?? httpConfig.sessionIdleMs ?? SERVER_DEFAULTS.sessionIdleMs,
+    sessionInitIdleMs: flags.sessionInitIdleMs ?? httpConfig.sessionInitIdleMs ?? SERVER_DEFAULTS.sessionInitIdleMs,
+    maxBufferedBytes: flags.maxBufferedBytes ?? httpConfig.maxBufferedBytes ?? SERVER_DEFAULTS.maxBufferedBytes,
+    headersTimeoutMs: flags.headersTimeoutMs ?? httpConfig.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs,
+    bodyTimeoutMs: flags.bodyTimeoutMs ?? httpConfig.bodyTimeoutMs ?? SERVER_DEFAULTS.bodyTimeoutMs,
+    refusalLogsPerMinute: httpConfig.refusalLogsPerMinute ?? SERVER_DEFAULTS.refusalLogsPerMinute,
     logLevel: flags.logLevel ?? SERVER_DEFAULTS.logLevel,
     stdioMaxMessageBytes: stdioMessageLimit(config),
   };

@@ -255,7 +255,7 @@ export function allowedHostsAndOrigins(
 ): { hosts: ReadonlySet<string>; origins: ReadonlySet<string> } {
   const local = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
   const hosts = new Set(local);
-  const origins = new Set(local.map((h) => `http://${h}`));
+  const origins = new Set(local.map((host) => `http://${host}`));
   if (publicOrigin !== undefined) {
     hosts.add(publicOrigin.host);
     origins.add(publicOrigin.origin);
@@ -282,18 +282,21 @@ const STDIO_LIMIT_RULE = `${JSON_ESCAPE_FACTOR} × the largest accepted candidat
  * requests the configuration accepts.
  */
 export function stdioMessageLimit(config: ServerConfig): number {
-  const top = config.limits ?? {};
-  const perConfig = Object.values(config.instances ?? {}).map((i) => i.limits ?? {});
+  const topLimits = config.limits ?? {};
+  const perConfig = Object.values(config.instances ?? {}).map((instance) => instance.limits ?? {});
   const instances: { limits: LimitsOverride }[] = (perConfig.length === 0 ? [{}] : perConfig).map((limits) => ({
     limits,
   }));
   type CountKey = 'maxCandidateBytes' | 'maxInputChars' | 'maxContextItems' | 'maxContextItemChars';
-  const limit = (i: { limits: LimitsOverride }, key: CountKey): number =>
-    i.limits[key] ?? top[key] ?? LIMIT_DEFAULTS[key];
-  const gate = top.maxCandidateBytes ?? LIMIT_DEFAULTS.maxCandidateBytes;
-  const candidate = Math.min(gate, Math.max(...instances.map((i) => limit(i, 'maxCandidateBytes'))));
+  const limit = (instance: { limits: LimitsOverride }, key: CountKey): number =>
+    instance.limits[key] ?? topLimits[key] ?? LIMIT_DEFAULTS[key];
+  const gate = topLimits.maxCandidateBytes ?? LIMIT_DEFAULTS.maxCandidateBytes;
+  const candidate = Math.min(gate, Math.max(...instances.map((instance) => limit(instance, 'maxCandidateBytes'))));
   const requestText = Math.max(
-    ...instances.map((i) => limit(i, 'maxInputChars') + limit(i, 'maxContextItems') * limit(i, 'maxContextItemChars')),
+    ...instances.map(
+      (instance) =>
+        limit(instance, 'maxInputChars') + limit(instance, 'maxContextItems') * limit(instance, 'maxContextItemChars'),
+    ),
   );
   const derived = JSON_ESCAPE_FACTOR * Math.max(candidate, requestText) + STDIO_ENVELOPE_BYTES;
   const configured = config.stdio?.maxMessageBytes;

@@ -184,8 +184,8 @@ export class HttpRouter {
       const read = await this.#readJsonBody(req, res);
       if (read === undefined) return;
       body = read.body;
-      if (!isHandshakeOnly(body)) session.active = true;
-    } else session.active = true;
+      if (!isHandshakeOnly(body)) session.pastHandshake = true;
+    } else session.pastHandshake = true;
     // The session may have been closed (DELETE, idle sweep) while its body was read.
     if (session.closing) {
       sendRefusal(res, httpRefusals.sessionNotFound());

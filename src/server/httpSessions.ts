@@ -15,13 +15,13 @@ export interface HttpSession {
   readonly mounted: MountedServer;
   lastSeen: number;
   /** Requests in flight, including an open GET stream: a session with one is not idle. */
-  open: number;
+  requestsInFlight: number;
   /** POSTs in flight: a drain waits for their responses to end. */
-  posts: number;
-  /** True once the session made a request past its handshake. */
-  active: boolean;
+  postsInFlight: number;
+  /** True once the session made a request past its handshake (`initialize`, `notifications/initialized`). */
+  pastHandshake: boolean;
   closing: boolean;
-  /** Told whenever `posts` drops (drains waiting for the session's POSTs to end). */
+  /** Told whenever `postsInFlight` drops (drains waiting for the session's POSTs to end). */
   readonly postWatchers: Set<() => void>;
 }
 
@@ -90,9 +90,9 @@ export class HttpSessionRegistry {
       transport,
       mounted,
       lastSeen: this.#now(),
-      open: 0,
-      posts: 0,
-      active: false,
+      requestsInFlight: 0,
+      postsInFlight: 0,
+      pastHandshake: false,
       closing: false,
       postWatchers: new Set(),
     };
@@ -104,13 +104,13 @@ export class HttpSessionRegistry {
   /** Counts a request of `session` as in flight until `res` closes. */
   track(session: HttpSession, res: ServerResponse, isPost: boolean): void {
     session.lastSeen = this.#now();
-    session.open++;
-    if (isPost) session.posts++;
+    session.requestsInFlight++;
+    if (isPost) session.postsInFlight++;
     res.on('close', () => {
-      session.open--;
+      session.requestsInFlight--;
       session.lastSeen = this.#now();
       if (isPost) {
-        session.posts--;
+        session.postsInFlight--;
         for (const watcher of [...session.postWatchers]) watcher();
       }
     });
@@ -129,7 +129,7 @@ export class HttpSessionRegistry {
   /** Answers the session's waiters `SESSION_CLOSED` and waits (at most `timeoutMs`) until its POSTs have ended. */
   async drain(session: HttpSession, timeoutMs: number): Promise<void> {
     await session.mounted.drain();
-    if (session.posts === 0) return;
+    if (session.postsInFlight === 0) return;
     await new Promise<void>((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -137,7 +137,7 @@ export class HttpSessionRegistry {
         resolve();
       };
       const watcher = (): void => {
-        if (session.posts === 0) done();
+        if (session.postsInFlight === 0) done();
       };
       const timer = setTimeout(done, timeoutMs);
       timer.unref();
@@ -149,11 +149,12 @@ export class HttpSessionRegistry {
   async reclaimIdle(): Promise<number> {
     const at = this.#now();
     const isStale = (session: HttpSession): boolean =>
-      session.open === 0 &&
+      session.requestsInFlight === 0 &&
       (session.lastSeen <= at - this.#limits.sessionIdleMs ||
-        (!session.active && session.lastSeen <= at - this.#limits.sessionInitIdleMs));
+        (!session.pastHandshake && session.lastSeen <= at - this.#limits.sessionInitIdleMs));
     const stale = [...this.#sessions.values()].filter(isStale);
-    for (const session of stale) await this.close(session, session.active ? 'idle' : 'abandoned after initialize');
+    for (const session of stale)
+      await this.close(session, session.pastHandshake ? 'idle' : 'abandoned after initialize');
     return stale.length;
   }
 

@@ -73,7 +73,7 @@ export function serveOverStdio(
     drain: async (timeoutMs) => {
       const deadline = Date.now() + timeoutMs;
       draining = true;
-      await Promise.all(mounted.map((m) => m.drain()));
+      await Promise.all(mounted.map((connection) => connection.drain()));
       // Lines the client wrote before the signal may still be in the pipe: they are read and answered too, so the
       // drain ends once every request is answered and the input has been quiet for a moment (or at the deadline).
       for (;;) {

@@ -91,11 +91,11 @@ describe('HttpSessionRegistry', () => {
     const active = fakeParts();
     const abandoned = fakeParts();
     const streaming = fakeParts();
-    sessions.add('active', active.transport, active.mounted).active = true;
+    sessions.add('active', active.transport, active.mounted).pastHandshake = true;
     sessions.add('abandoned', abandoned.transport, abandoned.mounted);
-    const open = sessions.add('streaming', streaming.transport, streaming.mounted);
-    open.active = true;
-    sessions.track(open, response(), false);
+    const streamingSession = sessions.add('streaming', streaming.transport, streaming.mounted);
+    streamingSession.pastHandshake = true;
+    sessions.track(streamingSession, response(), false);
 
     clock.now += 5_000;
     expect(await sessions.reclaimIdle()).toBe(1);
@@ -126,7 +126,7 @@ describe('HttpSessionRegistry', () => {
     post.emit('close');
     await drain;
     expect(drained).toBe(true);
-    expect(session.posts).toBe(0);
+    expect(session.postsInFlight).toBe(0);
     expect(session.postWatchers.size).toBe(0);
   });
 
@@ -139,7 +139,7 @@ describe('HttpSessionRegistry', () => {
     const drain = sessions.drain(session, 3000);
     await vi.advanceTimersByTimeAsync(3000);
     await drain;
-    expect(session.posts).toBe(1);
+    expect(session.postsInFlight).toBe(1);
     expect(session.postWatchers.size).toBe(0);
   });
 
