@@ -14,12 +14,14 @@ import type { HostOriginGuard } from './hostOriginGuard.js';
 import { BodyRefused, readBody, type BodyBudget } from './httpBody.js';
 import type { HttpSession, HttpSessionRegistry } from './httpSessions.js';
 import type { Logger, RateLimitedLog } from './logger.js';
-import { LEGACY_VERSIONS, createMountedServer, type MountedServer } from './mcpServer.js';
+import {
+  LEGACY_VERSIONS,
+  MODERN_ERA_FROM,
+  MODERN_VERSIONS,
+  createMountedServer,
+  type MountedServer,
+} from './mcpServer.js';
 
-/** The revision a modern-era request is taken to ask for when it names none (served on stdio only). */
-const MODERN_REVISION = '2026-07-28';
-/** A `MCP-Protocol-Version` header from this year on asks for the modern era. */
-const MODERN_ERA_FROM = '2026';
 /** Longest string id echoed back in a refusal; a longer one is answered with id `null`. */
 const MAX_ECHOED_ID_CHARS = 256;
 /** Longest requested revision quoted back in a refusal. */
@@ -160,7 +162,7 @@ export class HttpRouter {
       return;
     }
     if (wantsModernEra(req, body)) {
-      const requested = String(req.headers['mcp-protocol-version'] ?? MODERN_REVISION).slice(
+      const requested = String(req.headers['mcp-protocol-version'] ?? MODERN_VERSIONS.join(', ')).slice(
         0,
         MAX_QUOTED_REVISION_CHARS,
       );
