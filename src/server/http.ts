@@ -10,6 +10,10 @@
  * never gets past its handshake is reclaimed after `sessionInitIdleMs` rather than `sessionIdleMs`; refusal logs are
  * rate-limited; DELETE and shutdown drain (waiters are answered `SESSION_CLOSED` before the streams close); and a
  * listener bound to an unspecified address without a public origin is closed before it serves anything.
+ *
+ * This module validates the options, listens and runs the idle sweep; the parts it wires together are the
+ * {@link HostOriginGuard}, the {@link HttpSessionRegistry} (cap, reclaim, drain) and the {@link HttpRouter} (the
+ * request path); every answer they give themselves is an `httpRefusals` entry (errors.ts).
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,8 +24,7 @@ import { HostOriginGuard } from './hostOriginGuard.js';
 import { BodyBudget, MAX_BODY_BYTES } from './httpBody.js';
 import { HttpRouter } from './httpRouter.js';
 import { HttpSessionRegistry } from './httpSessions.js';
-import { RATE_LIMIT_INTERVAL_MS, rateLimitedLog } from './logger.js';
-import type { Logger } from './logger.js';
+import { RATE_LIMIT_INTERVAL_MS, rateLimitedLog, type Logger } from './logger.js';
 
 export { MAX_BODY_BYTES } from './httpBody.js';
 
