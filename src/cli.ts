@@ -8,11 +8,13 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { HANDOFF_STATES } from '../machines/handoff.js';
 import { IntentError } from './core/errors.js';
 import { toDot, toMermaid } from '../machines/diagram.js';
-import { DRAIN_TIMEOUT_MS, buildAdapter, resolveServe, startServe, type ServeFlags } from './server/app.js';
+import { IntentConfigBaseSchema } from './core/schemas.js';
+import { buildAdapter, resolveServe, startServe, type ServeFlags } from './server/app.js';
+import { HttpConfigSchema, SERVER_DEFAULTS, integerRange } from './server/config.js';
 import { LOG_LEVELS, createLogger } from './server/logger.js';
 import { VERSION } from './version.js';
 
-/** Shutdown must finish within this many ms (spec 05: exit 0 within 5 s); the drain takes at most DRAIN_TIMEOUT_MS of it. */
+/** Shutdown must finish within this many ms (spec 05: exit 0 within 5 s); the drain takes at most `drainMs` of it. */
 const SHUTDOWN_GRACE_MS = 4500;
 
 function fail(message: string): never {
@@ -20,16 +22,22 @@ function fail(message: string): never {
   process.exit(2);
 }
 
-function integer(min: number, max: number) {
-  return (value: string): number => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max)
+/** A flag's parser: an integer within `range` (read off the config schema, so flag and file accept the same). */
+function integer({ min, max }: { min: number; max: number }) {
+  return (text: string): number => {
+    const value = Number(text);
+    if (!Number.isInteger(value) || value < min || value > max)
       throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
-    return n;
+    return value;
   };
 }
 
-function run<A extends unknown[]>(action: (...args: A) => Promise<void> | void) {
+const httpField = HttpConfigSchema.shape;
+/** What `--max-buffered-bytes` accepts: at least one whole request body. */
+const bufferedBytesRange = integerRange(httpField.maxBufferedBytes);
+
+/** Wraps a command's action: an `IntentError` (bad flags or configuration) becomes one stderr line and exit 2. */
+function exitOnIntentError<A extends unknown[]>(action: (...args: A) => Promise<void> | void) {
   return async (...args: A): Promise<void> => {
     try {
       await action(...args);
@@ -45,13 +53,13 @@ const program = new Command('intent-mcp')
   .version(VERSION)
   .showSuggestionAfterError(true)
   .configureOutput({
-    writeErr: (s) => process.stderr.write(s),
-    outputError: (s, write) => {
-      write(`intent-mcp: ${(s.split('\n')[0] ?? '').replace(/^error: /, '')}\n`);
+    writeErr: (text) => process.stderr.write(text),
+    outputError: (text, write) => {
+      write(`intent-mcp: ${(text.split('\n')[0] ?? '').replace(/^error: /, '')}\n`);
     },
   })
-  .exitOverride((err) => {
-    process.exit(err.exitCode === 0 ? 0 : 2);
+  .exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? 0 : 2);
   });
 
 program
@@ -60,47 +68,51 @@ program
   .option('--config <file>', 'JSON config file; without it the embedded default is served (host mode, instance "main")')
   .addOption(new Option('--mode <mode>', 'tool mode').choices(['host', 'executor']))
   .addOption(new Option('--transport <transport>', 'transport').choices(['stdio', 'http']))
-  .option('--host <host>', 'HTTP listen address (default 127.0.0.1)')
-  .option('--port <port>', 'HTTP port (default 3001)', integer(0, 65535))
-  .option('--path <path>', 'HTTP path of the MCP endpoint (default /mcp)')
+  .option('--host <host>', `HTTP listen address (default ${SERVER_DEFAULTS.host})`)
+  .option('--port <port>', `HTTP port (default ${SERVER_DEFAULTS.port})`, integer(integerRange(httpField.port)))
+  .option('--path <path>', `HTTP path of the MCP endpoint (default ${SERVER_DEFAULTS.path})`)
   .option(
     '--public-origin <url>',
     'public http(s) origin clients use; required when listening on every interface (0.0.0.0, :: or any spelling of them)',
   )
-  .option('--max-sessions <n>', 'most concurrent HTTP sessions (default 256)', integer(1, 1_000_000))
+  .option(
+    '--max-sessions <n>',
+    `most concurrent HTTP sessions (default ${SERVER_DEFAULTS.maxSessions})`,
+    integer(integerRange(httpField.maxSessions)),
+  )
   .option(
     '--session-idle-ms <ms>',
-    'close HTTP sessions idle this long (default 1800000)',
-    integer(1000, 2_147_483_647),
+    `close HTTP sessions idle this long (default ${SERVER_DEFAULTS.sessionIdleMs})`,
+    integer(integerRange(httpField.sessionIdleMs)),
   )
   .option(
     '--session-init-idle-ms <ms>',
-    'close HTTP sessions that made no request after initialize this long (default 30000)',
-    integer(100, 2_147_483_647),
+    `close HTTP sessions that made no request after initialize this long (default ${SERVER_DEFAULTS.sessionInitIdleMs})`,
+    integer(integerRange(httpField.sessionInitIdleMs)),
   )
   .option(
     '--max-buffered-bytes <n>',
-    'request body bytes buffered at once across HTTP connections, 503 beyond (default 67108864, at least 4194304)',
-    integer(4 * 1024 * 1024, Number.MAX_SAFE_INTEGER),
+    `request body bytes buffered at once across HTTP connections, 503 beyond (default ${SERVER_DEFAULTS.maxBufferedBytes}, at least ${bufferedBytesRange.min})`,
+    integer(bufferedBytesRange),
   )
   .option(
     '--headers-timeout-ms <ms>',
-    'time an HTTP client has to send request headers (default 10000)',
-    integer(100, 2_147_483_647),
+    `time an HTTP client has to send request headers (default ${SERVER_DEFAULTS.headersTimeoutMs})`,
+    integer(integerRange(httpField.headersTimeoutMs)),
   )
   .option(
     '--body-timeout-ms <ms>',
-    'time an HTTP client has to send a request body, 408 beyond (default 30000)',
-    integer(100, 2_147_483_647),
+    `time an HTTP client has to send a request body, 408 beyond (default ${SERVER_DEFAULTS.bodyTimeoutMs})`,
+    integer(integerRange(httpField.bodyTimeoutMs)),
   )
   .option(
     '--timeout-ms <ms>',
     'recognition deadline for every instance, counted from prepare',
-    integer(1, 2_147_483_647),
+    integer(integerRange(IntentConfigBaseSchema.shape.timeoutMs)),
   )
   .addOption(new Option('--log-level <level>', 'stderr log level (debug = JSON lines)').choices([...LOG_LEVELS]))
   .action(
-    run(async (opts: ServeFlags) => {
+    exitOnIntentError(async (opts: ServeFlags) => {
       const resolved = resolveServe(opts);
       const logger = createLogger(resolved.logLevel);
       const running = await startServe(resolved, logger);
@@ -110,7 +122,7 @@ program
         stopping = true;
         logger.info('shutting down', { signal });
         setTimeout(() => process.exit(0), SHUTDOWN_GRACE_MS).unref();
-        void running.close(DRAIN_TIMEOUT_MS).finally(() => process.exit(0));
+        void running.close(SERVER_DEFAULTS.drainMs).finally(() => process.exit(0));
       };
       process.on('SIGINT', () => {
         stop('SIGINT');
@@ -126,23 +138,23 @@ program
   .description('validate a config file and print what would be served; exit 0, or 2 with the problem')
   .argument('<file>', 'JSON config file')
   .action(
-    run((file: string) => {
+    exitOnIntentError((file: string) => {
       const resolved = resolveServe({ config: file });
       const adapter = buildAdapter(resolved);
-      const instances = Object.entries(resolved.config.instances ?? {}).map(([name, c]) => ({
+      const instances = Object.entries(resolved.config.instances ?? {}).map(([name, instance]) => ({
         name,
-        fields: Object.keys(c.schema?.fields ?? {}),
+        fields: Object.keys(instance.schema?.fields ?? {}),
         executor:
-          c.executor === undefined
+          instance.executor === undefined
             ? null
-            : { kind: c.executor.kind, baseUrl: c.executor.baseUrl, model: c.executor.model },
+            : { kind: instance.executor.kind, baseUrl: instance.executor.baseUrl, model: instance.executor.model },
       }));
       process.stdout.write(
         JSON.stringify(
           {
             ok: true,
             mode: resolved.mode,
-            tools: adapter.tools.map((t) => t.name),
+            tools: adapter.tools.map((tool) => tool.name),
             instances,
             http: {
               host: resolved.host,

@@ -7,20 +7,20 @@ import { createOpenAICompatibleExecutor } from '../executors/openaiCompatible.js
 import { Intent } from '../intent.js';
 import { createIntentMcpAdapter, type IntentMcpAdapter } from '../mcp/adapter.js';
 import {
-  DEFAULTS,
   EMBEDDED_DEFAULT,
+  HEALTH_PATH,
+  MCP_PATH_PATTERN,
+  SERVER_DEFAULTS,
   isUnspecifiedAddress,
   loadConfigFile,
   parsePublicOrigin,
   stdioMessageLimit,
   type ServerConfig,
 } from './config.js';
+import { serverErrors } from './errors.js';
 import { serveHttp, type HttpServeOptions, type RunningHttpServer } from './http.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
 import { serveOverStdio } from './stdio.js';
-
-/** How long a graceful shutdown waits for waiters' replies before closing anyway (spec 05: exit within 5 s). */
-export const DRAIN_TIMEOUT_MS = 3000;
 
 /** Command-line flags of `serve`; each overrides the config file. */
 export interface ServeFlags {
@@ -55,48 +55,44 @@ export interface ResolvedServe extends ResolvedHttp {
   stdioMaxMessageBytes: number;
 }
 
-function invalid(message: string): IntentError {
-  return new IntentError('CONFIG_INVALID', message);
-}
-
 /** Flags over config file over embedded default. Throws `CONFIG_INVALID` with one clear message. */
 export function resolveServe(flags: ServeFlags): ResolvedServe {
   const config = flags.config === undefined ? EMBEDDED_DEFAULT : loadConfigFile(flags.config);
-  const http = config.http ?? {};
-  const host = flags.host ?? http.host ?? DEFAULTS.host;
-  const originText = flags.publicOrigin ?? http.publicOrigin;
+  const httpConfig = config.http ?? {};
+  const host = flags.host ?? httpConfig.host ?? SERVER_DEFAULTS.host;
+  const originText = flags.publicOrigin ?? httpConfig.publicOrigin;
   const publicOrigin = originText === undefined ? undefined : parsePublicOrigin(originText);
-  const transport = flags.transport ?? DEFAULTS.transport;
+  const transport = flags.transport ?? SERVER_DEFAULTS.transport;
   // A cheap early check for a clear message; serveHttp checks the address actually bound, whatever its spelling.
   if (transport === 'http' && isUnspecifiedAddress(host) && publicOrigin === undefined)
-    throw invalid(
-      `Binding ${JSON.stringify(host.slice(0, 80))} listens on every interface and needs --public-origin (the URL clients use to reach this server), or bind 127.0.0.1.`,
-    );
-  const path = flags.path ?? http.path ?? DEFAULTS.path;
-  if (!/^\/[^\s?#]*$/.test(path) || path === '/healthz')
-    throw invalid(`--path ${JSON.stringify(path)} is invalid; use an absolute path such as /mcp (not /healthz).`);
+    throw serverErrors.needsPublicOrigin(host);
+  const path = flags.path ?? httpConfig.path ?? SERVER_DEFAULTS.path;
+  if (!MCP_PATH_PATTERN.test(path) || path === HEALTH_PATH) throw serverErrors.pathInvalid(path, HEALTH_PATH);
   const resolved: ResolvedServe = {
     config,
     configSource: flags.config ?? '(embedded default)',
-    mode: flags.mode ?? config.mode ?? 'host',
+    mode: flags.mode ?? config.mode ?? SERVER_DEFAULTS.mode,
     transport,
     host,
-    port: flags.port ?? http.port ?? DEFAULTS.port,
+    port: flags.port ?? httpConfig.port ?? SERVER_DEFAULTS.port,
     path,
     publicOrigin,
-    maxSessions: flags.maxSessions ?? http.maxSessions ?? DEFAULTS.maxSessions,
-    sessionIdleMs: flags.sessionIdleMs ?? http.sessionIdleMs ?? DEFAULTS.sessionIdleMs,
-    sessionInitIdleMs: flags.sessionInitIdleMs ?? http.sessionInitIdleMs ?? DEFAULTS.sessionInitIdleMs,
-    maxBufferedBytes: flags.maxBufferedBytes ?? http.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes,
-    headersTimeoutMs: flags.headersTimeoutMs ?? http.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs,
-    bodyTimeoutMs: flags.bodyTimeoutMs ?? http.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs,
-    refusalLogsPerMinute: http.refusalLogsPerMinute ?? DEFAULTS.refusalLogsPerMinute,
-    logLevel: flags.logLevel ?? DEFAULTS.logLevel,
+    maxSessions: flags.maxSessions ?? httpConfig.maxSessions ?? SERVER_DEFAULTS.maxSessions,
+    sessionIdleMs: flags.sessionIdleMs ?? httpConfig.sessionIdleMs ?? SERVER_DEFAULTS.sessionIdleMs,
+    sessionInitIdleMs: flags.sessionInitIdleMs ?? httpConfig.sessionInitIdleMs ?? SERVER_DEFAULTS.sessionInitIdleMs,
+    maxBufferedBytes: flags.maxBufferedBytes ?? httpConfig.maxBufferedBytes ?? SERVER_DEFAULTS.maxBufferedBytes,
+    headersTimeoutMs: flags.headersTimeoutMs ?? httpConfig.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs,
+    bodyTimeoutMs: flags.bodyTimeoutMs ?? httpConfig.bodyTimeoutMs ?? SERVER_DEFAULTS.bodyTimeoutMs,
+    refusalLogsPerMinute: httpConfig.refusalLogsPerMinute ?? SERVER_DEFAULTS.refusalLogsPerMinute,
+    logLevel: flags.logLevel ?? SERVER_DEFAULTS.logLevel,
     stdioMaxMessageBytes: stdioMessageLimit(config),
   };
   if (flags.timeoutMs !== undefined) {
     const instances = Object.fromEntries(
-      Object.entries(config.instances ?? {}).map(([name, c]) => [name, { ...c, timeoutMs: flags.timeoutMs }]),
+      Object.entries(config.instances ?? {}).map(([name, instance]) => [
+        name,
+        { ...instance, timeoutMs: flags.timeoutMs },
+      ]),
     );
     resolved.config = { ...config, instances };
   }
@@ -106,24 +102,21 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
 /** Builds the `Intent`s of the config (with their executors) and the adapter. */
 export function buildAdapter(resolved: ResolvedServe, env: NodeJS.ProcessEnv = process.env): IntentMcpAdapter {
   const instances: Record<string, Intent> = {};
-  for (const [name, cfg] of Object.entries(resolved.config.instances ?? EMBEDDED_DEFAULT.instances ?? {})) {
-    const { executor, ...rest } = cfg;
-    if (resolved.mode === 'executor' && executor === undefined)
-      throw invalid(
-        `Executor mode needs an executor for instance "${name}"; add instances.${name}.executor to the config, or use --mode host.`,
-      );
+  for (const [name, instanceConfig] of Object.entries(resolved.config.instances ?? EMBEDDED_DEFAULT.instances ?? {})) {
+    const { executor, ...intentOptions } = instanceConfig;
+    if (resolved.mode === 'executor' && executor === undefined) throw serverErrors.executorMissing(name);
     try {
       // Top-level limits are every instance's defaults; an instance's own limits override them.
-      const limits = { ...resolved.config.limits, ...rest.limits };
+      const limits = { ...resolved.config.limits, ...intentOptions.limits };
       instances[name] = new Intent({
-        ...rest,
+        ...intentOptions,
         limits,
         ...(executor === undefined || resolved.mode === 'host'
           ? {}
           : { executor: createOpenAICompatibleExecutor(executor, { env }) }),
       });
     } catch (error) {
-      if (error instanceof IntentError) throw invalid(`Instance "${name}": ${error.message}`);
+      if (error instanceof IntentError) throw serverErrors.instanceInvalid(name, error.message);
       throw error;
     }
   }
@@ -153,19 +146,19 @@ export interface RunningServe {
   close(drainMs?: number): Promise<void>;
 }
 
-function httpOptionsOf(r: ResolvedServe): ResolvedHttp {
+function httpOptionsOf(resolved: ResolvedServe): ResolvedHttp {
   return {
-    host: r.host,
-    port: r.port,
-    path: r.path,
-    publicOrigin: r.publicOrigin,
-    maxSessions: r.maxSessions,
-    sessionIdleMs: r.sessionIdleMs,
-    sessionInitIdleMs: r.sessionInitIdleMs,
-    maxBufferedBytes: r.maxBufferedBytes,
-    headersTimeoutMs: r.headersTimeoutMs,
-    bodyTimeoutMs: r.bodyTimeoutMs,
-    refusalLogsPerMinute: r.refusalLogsPerMinute,
+    host: resolved.host,
+    port: resolved.port,
+    path: resolved.path,
+    publicOrigin: resolved.publicOrigin,
+    maxSessions: resolved.maxSessions,
+    sessionIdleMs: resolved.sessionIdleMs,
+    sessionInitIdleMs: resolved.sessionInitIdleMs,
+    maxBufferedBytes: resolved.maxBufferedBytes,
+    headersTimeoutMs: resolved.headersTimeoutMs,
+    bodyTimeoutMs: resolved.bodyTimeoutMs,
+    refusalLogsPerMinute: resolved.refusalLogsPerMinute,
   };
 }
 
@@ -175,14 +168,14 @@ export async function startServe(
   logger: Logger = createLogger(resolved.logLevel),
 ): Promise<RunningServe> {
   const adapter = buildAdapter(resolved);
-  const tools = adapter.tools.map((t) => t.name).join(', ');
+  const tools = adapter.tools.map((tool) => tool.name).join(', ');
   if (resolved.transport === 'stdio') {
     const handle = serveOverStdio(adapter, logger, { maxMessageBytes: resolved.stdioMaxMessageBytes });
     logger.info('serving over stdio', { mode: resolved.mode, tools, config: resolved.configSource });
     return {
       adapter,
       http: undefined,
-      close: async (drainMs = DRAIN_TIMEOUT_MS) => {
+      close: async (drainMs = SERVER_DEFAULTS.drainMs) => {
         await handle.drain(drainMs);
         await handle.close();
         await adapter.close();
@@ -200,7 +193,7 @@ export async function startServe(
   return {
     adapter,
     http,
-    close: async (drainMs = DRAIN_TIMEOUT_MS) => {
+    close: async (drainMs = SERVER_DEFAULTS.drainMs) => {
       await http.close(drainMs);
       await adapter.close();
     },

@@ -5,7 +5,6 @@
 import { readFileSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
-import { IntentError } from '../core/errors.js';
 import { zodIssuesToFeedback } from '../core/feedback.js';
 import {
   IntentConfigSchema,
@@ -15,29 +14,42 @@ import {
   isValidName,
   type LimitsOverride,
 } from '../core/schemas.js';
+import { QUOTE_CHARS, serverErrors } from './errors.js';
+import { MAX_BODY_BYTES } from './httpBody.js';
+
+/** Longest delay a Node timer honours: the ceiling of every millisecond option. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** What `--path` / `http.path` must look like: absolute, no query or fragment. */
+export const MCP_PATH_PATTERN = /^\/[^\s?#]*$/;
+/** The health endpoint, answered outside the MCP path; the MCP path cannot be this. */
+export const HEALTH_PATH = '/healthz';
 
 export const HttpConfigSchema = z
   .object({
     host: z.string().min(1).optional(),
     port: z.int().min(0).max(65535).optional(),
-    path: z
-      .string()
-      .regex(/^\/[^\s?#]*$/, 'must start with "/" and hold no query or fragment')
-      .optional(),
+    path: z.string().regex(MCP_PATH_PATTERN, 'must start with "/" and hold no query or fragment').optional(),
     publicOrigin: z.string().optional(),
     maxSessions: z.int().min(1).max(1_000_000).optional(),
-    sessionIdleMs: z.int().min(1000).max(2_147_483_647).optional(),
-    sessionInitIdleMs: z.int().min(100).max(2_147_483_647).optional(),
-    maxBufferedBytes: z
-      .int()
-      .min(4 * 1024 * 1024)
-      .max(Number.MAX_SAFE_INTEGER)
-      .optional(),
-    headersTimeoutMs: z.int().min(100).max(2_147_483_647).optional(),
-    bodyTimeoutMs: z.int().min(100).max(2_147_483_647).optional(),
+    sessionIdleMs: z.int().min(1000).max(MAX_TIMER_MS).optional(),
+    sessionInitIdleMs: z.int().min(100).max(MAX_TIMER_MS).optional(),
+    // At least one whole body must fit, or a large request would be told to retry forever.
+    maxBufferedBytes: z.int().min(MAX_BODY_BYTES).max(Number.MAX_SAFE_INTEGER).optional(),
+    headersTimeoutMs: z.int().min(100).max(MAX_TIMER_MS).optional(),
+    bodyTimeoutMs: z.int().min(100).max(MAX_TIMER_MS).optional(),
     refusalLogsPerMinute: z.int().min(1).max(1_000_000).optional(),
   })
   .strict();
+
+/** An integer field of a config schema (optional or not). */
+type IntegerField = z.ZodNumber | z.ZodOptional<z.ZodNumber>;
+
+/** The integer range a config field accepts, read off its schema: the flags and their help text use the same. */
+export function integerRange(field: IntegerField): { min: number; max: number } {
+  const number = field instanceof z.ZodOptional ? field.unwrap() : field;
+  return { min: number.minValue ?? Number.MIN_SAFE_INTEGER, max: number.maxValue ?? Number.MAX_SAFE_INTEGER };
+}
 
 export const StdioConfigSchema = z
   .object({
@@ -65,7 +77,12 @@ export type ServerConfig = z.infer<typeof ServerConfigSchema>;
 /** What `npm start` serves with no config: host mode, one instance `main` without schema. No model, key or network. */
 export const EMBEDDED_DEFAULT: ServerConfig = ServerConfigSchema.parse({ mode: 'host', instances: { main: {} } });
 
-export const DEFAULTS = {
+/**
+ * The command's defaults, the one source for resolving flags over the config file, `serveHttp`'s optional options and
+ * the `--help` text. The request and session limits are not here: their defaults are `LimitsSchema`'s.
+ */
+export const SERVER_DEFAULTS = {
+  mode: 'host',
   transport: 'stdio',
   host: '127.0.0.1',
   port: 3001,
@@ -82,12 +99,13 @@ export const DEFAULTS = {
   bodyTimeoutMs: 30_000,
   /** Refused-request log lines per minute; the rest are counted and summarised. */
   refusalLogsPerMinute: 60,
+  /**
+   * How long a drain waits for replies before closing anyway: a graceful shutdown (spec 05: exit within 5 s), a DELETE
+   * waiting for its session's POSTs, stdin ending with requests unanswered.
+   */
+  drainMs: 3000,
   logLevel: 'info',
 } as const;
-
-function invalid(message: string): IntentError {
-  return new IntentError('CONFIG_INVALID', message);
-}
 
 /** Parses and validates a config object; `source` names where it came from in messages. */
 export function parseServerConfig(value: unknown, source: string): ServerConfig {
@@ -95,25 +113,20 @@ export function parseServerConfig(value: unknown, source: string): ServerConfig 
   const instances = (value as { instances?: unknown } | null)?.instances;
   if (instances !== null && typeof instances === 'object') {
     for (const name of Object.keys(instances)) {
-      if (!isValidName(name))
-        throw invalid(
-          `${source}: the instance name "${name}" is invalid; use 1–64 characters from A–Z, a–z, 0–9, "_", "." and "-", not __proto__, prototype or constructor.`,
-        );
+      if (!isValidName(name)) throw serverErrors.instanceNameInvalid(source, name);
       const executor: unknown = (instances as Record<string, { executor?: unknown } | null>)[name]?.executor;
       if (executor !== null && typeof executor === 'object' && 'apiKey' in executor)
-        throw invalid(
-          `${source}: instances.${name}.executor has a literal "apiKey", which is refused; put the key in an environment variable and name it with "apiKeyEnv".`,
-        );
+        throw serverErrors.literalApiKey(source, name);
     }
   }
   const parsed = ServerConfigSchema.safeParse(value);
   if (!parsed.success) {
     const first = zodIssuesToFeedback(parsed.error.issues, value)[0] ?? { path: '', message: 'Invalid.' };
     const where = first.path === '' ? 'the top level' : first.path.slice(1).replace(/\//g, '.');
-    throw invalid(`${source}: invalid configuration at ${where}: ${first.message.replace(/\.$/, '')}.`);
+    throw serverErrors.configIssue(source, where, first.message);
   }
   if (parsed.data.instances !== undefined && Object.keys(parsed.data.instances).length === 0)
-    throw invalid(`${source}: "instances" is empty; configure at least one instance.`);
+    throw serverErrors.noInstances(source);
   return parsed.data;
 }
 
@@ -123,13 +136,13 @@ export function loadConfigFile(path: string): ServerConfig {
   try {
     text = readFileSync(path, 'utf8');
   } catch {
-    throw invalid(`Cannot read the config file ${path}; check the path and its permissions.`);
+    throw serverErrors.configUnreadable(path);
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw invalid(`The config file ${path} is not valid JSON; fix its syntax.`);
+    throw serverErrors.configNotJson(path);
   }
   return parseServerConfig(value, path);
 }
@@ -142,19 +155,6 @@ export interface PublicOrigin {
   readonly origin: string;
   /** The `Host` header value clients send: host, plus the port when it is not the scheme's default. */
   readonly host: string;
-}
-
-/** How much of an operator's or caller's string a message or log line quotes. */
-export const QUOTE_CHARS = 80;
-
-/** `value` for a message: at most {@link QUOTE_CHARS} characters, JSON-quoted, with anything before an "@" masked. */
-function shownOrigin(value: string): string {
-  const head = value.slice(0, QUOTE_CHARS * 4);
-  // Never echo credentials back, even in a refusal: everything after the scheme up to the last "@" goes, whatever the
-  // slashes (a mistyped "https:user:pass@host" has none).
-  const masked = head.replace(/^([A-Za-z][A-Za-z0-9+.-]*:[/\\]*)?[^?#]*@/, '$1***@');
-  const short = masked.length > QUOTE_CHARS ? `${masked.slice(0, QUOTE_CHARS)}…` : masked;
-  return JSON.stringify(short);
 }
 
 /**
@@ -172,7 +172,7 @@ const MAX_ORIGIN_CHARS = 512;
 /** Validates `--public-origin` as typed; throws `CONFIG_INVALID` naming the rule that failed. */
 export function parsePublicOrigin(value: string): PublicOrigin {
   const fail = (rule: string): never => {
-    throw invalid(`--public-origin ${shownOrigin(value)} is refused: ${rule}.`);
+    throw serverErrors.publicOriginRefused(value, rule);
   };
   if (value.includes('*')) fail('it must not contain a wildcard "*"');
   if (value.length > MAX_ORIGIN_CHARS) fail(`it must be at most ${MAX_ORIGIN_CHARS} characters`);
@@ -255,7 +255,7 @@ export function allowedHostsAndOrigins(
 ): { hosts: ReadonlySet<string>; origins: ReadonlySet<string> } {
   const local = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
   const hosts = new Set(local);
-  const origins = new Set(local.map((h) => `http://${h}`));
+  const origins = new Set(local.map((host) => `http://${host}`));
   if (publicOrigin !== undefined) {
     hosts.add(publicOrigin.host);
     origins.add(publicOrigin.origin);
@@ -269,6 +269,8 @@ export const STDIO_ENVELOPE_BYTES = 1024 * 1024;
 const JSON_ESCAPE_FACTOR = 6;
 /** The defaults of every limit, from the one schema that defines them. */
 const LIMIT_DEFAULTS = LimitsSchema.parse({});
+/** How the derived stdio read limit is computed, for its refusal. */
+const STDIO_LIMIT_RULE = `${JSON_ESCAPE_FACTOR} × the largest accepted candidate or request text + ${STDIO_ENVELOPE_BYTES / (1024 * 1024)} MiB`;
 
 /**
  * The stdio read limit in bytes: `stdio.maxMessageBytes` when set, else derived so that any candidate and any request
@@ -280,25 +282,25 @@ const LIMIT_DEFAULTS = LimitsSchema.parse({});
  * requests the configuration accepts.
  */
 export function stdioMessageLimit(config: ServerConfig): number {
-  const top = config.limits ?? {};
-  const perConfig = Object.values(config.instances ?? {}).map((i) => i.limits ?? {});
+  const topLimits = config.limits ?? {};
+  const perConfig = Object.values(config.instances ?? {}).map((instance) => instance.limits ?? {});
   const instances: { limits: LimitsOverride }[] = (perConfig.length === 0 ? [{}] : perConfig).map((limits) => ({
     limits,
   }));
   type CountKey = 'maxCandidateBytes' | 'maxInputChars' | 'maxContextItems' | 'maxContextItemChars';
-  const limit = (i: { limits: LimitsOverride }, key: CountKey): number =>
-    i.limits[key] ?? top[key] ?? LIMIT_DEFAULTS[key];
-  const gate = top.maxCandidateBytes ?? LIMIT_DEFAULTS.maxCandidateBytes;
-  const candidate = Math.min(gate, Math.max(...instances.map((i) => limit(i, 'maxCandidateBytes'))));
+  const limit = (instance: { limits: LimitsOverride }, key: CountKey): number =>
+    instance.limits[key] ?? topLimits[key] ?? LIMIT_DEFAULTS[key];
+  const gate = topLimits.maxCandidateBytes ?? LIMIT_DEFAULTS.maxCandidateBytes;
+  const candidate = Math.min(gate, Math.max(...instances.map((instance) => limit(instance, 'maxCandidateBytes'))));
   const requestText = Math.max(
-    ...instances.map((i) => limit(i, 'maxInputChars') + limit(i, 'maxContextItems') * limit(i, 'maxContextItemChars')),
+    ...instances.map(
+      (instance) =>
+        limit(instance, 'maxInputChars') + limit(instance, 'maxContextItems') * limit(instance, 'maxContextItemChars'),
+    ),
   );
   const derived = JSON_ESCAPE_FACTOR * Math.max(candidate, requestText) + STDIO_ENVELOPE_BYTES;
   const configured = config.stdio?.maxMessageBytes;
   if (configured === undefined) return derived;
-  if (configured < derived)
-    throw invalid(
-      `stdio.maxMessageBytes ${configured} is below the ${derived} bytes this configuration needs (6 × the largest accepted candidate or request text + 1 MiB); raise it or leave it out.`,
-    );
+  if (configured < derived) throw serverErrors.stdioLimitTooLow(configured, derived, STDIO_LIMIT_RULE);
   return configured;
 }

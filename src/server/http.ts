@@ -10,22 +10,28 @@
  * never gets past its handshake is reclaimed after `sessionInitIdleMs` rather than `sessionIdleMs`; refusal logs are
  * rate-limited; DELETE and shutdown drain (waiters are answered `SESSION_CLOSED` before the streams close); and a
  * listener bound to an unspecified address without a public origin is closed before it serves anything.
+ *
+ * This module validates the options, listens and runs the idle sweep; the parts it wires together are the
+ * {@link HostOriginGuard}, the {@link HttpSessionRegistry} (cap, reclaim, drain) and the {@link HttpRouter} (the
+ * request path); every answer they give themselves is an `httpRefusals` entry (errors.ts).
  */
-import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { IntentError } from '../core/errors.js';
 import type { IntentMcpAdapter } from '../mcp/adapter.js';
-import { DEFAULTS, allowedHostsAndOrigins, isUnspecifiedAddress, type PublicOrigin } from './config.js';
-import { BodyBudget, BodyRefused, MAX_BODY_BYTES, readBody } from './httpBody.js';
-import { rateLimitedLog, type Logger } from './logger.js';
-import { LEGACY_VERSIONS, createMountedServer, type MountedServer } from './mcpServer.js';
+import { SERVER_DEFAULTS, HttpConfigSchema, integerRange, isUnspecifiedAddress, type PublicOrigin } from './config.js';
+import { serverErrors } from './errors.js';
+import { HostOriginGuard } from './hostOriginGuard.js';
+import { BodyBudget, MAX_BODY_BYTES } from './httpBody.js';
+import { HttpRouter } from './httpRouter.js';
+import { HttpSessionRegistry } from './httpSessions.js';
+import { RATE_LIMIT_INTERVAL_MS, rateLimitedLog, type Logger } from './logger.js';
 
 export { MAX_BODY_BYTES } from './httpBody.js';
 
-/** How long a DELETE waits for its session's in-flight POSTs to be answered before closing anyway. */
-const DELETE_DRAIN_MS = 3000;
+/** The idle sweep runs at least this often, however long the idle limits. */
+const MAX_SWEEP_INTERVAL_MS = 60_000;
+/** Node checks its header and request deadlines this often, within these bounds (ms). */
+const CONNECTION_CHECK_MS = { min: 50, max: 1000 } as const;
 
 export interface HttpServeOptions {
   host: string;
@@ -57,22 +63,6 @@ export interface HttpServeOptions {
   now?: () => number;
 }
 
-interface HttpSession {
-  readonly id: string;
-  readonly transport: NodeStreamableHTTPServerTransport;
-  readonly mounted: MountedServer;
-  lastSeen: number;
-  /** Requests in flight, including an open GET stream: a session with one is not idle. */
-  open: number;
-  /** POSTs in flight: a drain waits for their responses to end. */
-  posts: number;
-  /** True once the session made a request past its handshake. */
-  active: boolean;
-  closing: boolean;
-  /** Told whenever `posts` drops (drains waiting for the session's POSTs to end). */
-  readonly postWatchers: Set<() => void>;
-}
-
 export interface RunningHttpServer {
   readonly url: string;
   readonly port: number;
@@ -89,355 +79,63 @@ export interface RunningHttpServer {
   close(drainMs?: number): Promise<void>;
 }
 
-function invalid(message: string): IntentError {
-  return new IntentError('CONFIG_INVALID', message);
-}
-
 function positiveInteger(name: string, value: unknown, min = 1): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
-    throw invalid(
-      `serveHttp option ${name} must be an integer of at least ${min} (got ${String(value).slice(0, 40)}).`,
-    );
+    throw serverErrors.optionNotInteger('serveHttp', name, min, value);
   return value;
 }
 
 /** Validates the numeric options at construction: 0, NaN or a fraction is `CONFIG_INVALID` naming the option. */
 function resolveLimits(options: HttpServeOptions) {
-  if (!Number.isSafeInteger(options.port) || options.port < 0 || options.port > 65535)
-    throw invalid(`serveHttp option port must be an integer from 0 to 65535 (got ${String(options.port)}).`);
+  const ports = integerRange(HttpConfigSchema.shape.port);
+  if (!Number.isSafeInteger(options.port) || options.port < ports.min || options.port > ports.max)
+    throw serverErrors.portOutOfRange('serveHttp', ports.min, ports.max, options.port);
   return {
     maxSessions: positiveInteger('maxSessions', options.maxSessions),
     sessionIdleMs: positiveInteger('sessionIdleMs', options.sessionIdleMs),
-    sessionInitIdleMs: positiveInteger('sessionInitIdleMs', options.sessionInitIdleMs ?? DEFAULTS.sessionInitIdleMs),
+    sessionInitIdleMs: positiveInteger(
+      'sessionInitIdleMs',
+      options.sessionInitIdleMs ?? SERVER_DEFAULTS.sessionInitIdleMs,
+    ),
     // At least one whole body must fit, or a large request would be told to retry forever.
     maxBufferedBytes: positiveInteger(
       'maxBufferedBytes',
-      options.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes,
+      options.maxBufferedBytes ?? SERVER_DEFAULTS.maxBufferedBytes,
       MAX_BODY_BYTES,
     ),
-    headersTimeoutMs: positiveInteger('headersTimeoutMs', options.headersTimeoutMs ?? DEFAULTS.headersTimeoutMs),
-    bodyTimeoutMs: positiveInteger('bodyTimeoutMs', options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs),
+    headersTimeoutMs: positiveInteger('headersTimeoutMs', options.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs),
+    bodyTimeoutMs: positiveInteger('bodyTimeoutMs', options.bodyTimeoutMs ?? SERVER_DEFAULTS.bodyTimeoutMs),
     refusalLogsPerMinute: positiveInteger(
       'refusalLogsPerMinute',
-      options.refusalLogsPerMinute ?? DEFAULTS.refusalLogsPerMinute,
+      options.refusalLogsPerMinute ?? SERVER_DEFAULTS.refusalLogsPerMinute,
     ),
   };
 }
 
-function jsonRpcError(
-  res: ServerResponse,
-  status: number,
-  code: number,
-  message: string,
-  headers: Record<string, string> = {},
-): void {
-  if (res.headersSent) return;
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+/** "[::1]" is how an IPv6 address is written in a URL; listen wants it bare. */
+function bareHost(host: string): string {
+  return /^\[[^\]]*\]$/.test(host) ? host.slice(1, -1) : host;
 }
 
-/** Headers for an answer given without reading the request's body: the connection cannot be reused. */
-function unreadBody(req: IncomingMessage): Record<string, string> {
-  const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-  return hasBody ? { connection: 'close' } : {};
-}
-
-function messagesOf(body: unknown): unknown[] {
-  return Array.isArray(body) ? body : [body];
-}
-
-function isInitialize(body: unknown): boolean {
-  return messagesOf(body).some((m) => (m as { method?: unknown } | null)?.method === 'initialize');
-}
-
-/** Whether a body is only the handshake's tail: it does not make an abandoned session active. */
-function isHandshakeOnly(body: unknown): boolean {
-  return messagesOf(body).every((m) => (m as { method?: unknown } | null)?.method === 'notifications/initialized');
-}
-
-function wantsModernEra(req: IncomingMessage, body: unknown): boolean {
-  const header = req.headers['mcp-protocol-version'];
-  if (typeof header === 'string' && header >= '2026') return true;
-  return messagesOf(body).some((m) => (m as { method?: unknown } | null)?.method === 'server/discover');
-}
-
-/** A JSON-RPC id to echo: a string or number of bounded size, else null. */
-function echoableId(body: unknown): string | number | null {
-  const id = (body as { id?: unknown } | null)?.id;
-  if (typeof id === 'number' && Number.isFinite(id)) return id;
-  if (typeof id === 'string' && id.length <= 256) return id;
-  return null;
-}
-
-export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOptions): Promise<RunningHttpServer> {
-  const limits = resolveLimits(options);
-  const { logger } = options;
-  const now = options.now ?? Date.now;
-  const sessions = new Map<string, HttpSession>();
-  const budget = new BodyBudget(limits.maxBufferedBytes);
-  const refusalLog = rateLimitedLog(logger, limits.refusalLogsPerMinute);
-  // Any client can open and drop sessions in a loop: their lifecycle lines share the same per-minute budget.
-  const sessionLog = rateLimitedLog(logger, limits.refusalLogsPerMinute, 60_000, Date.now, 'info');
-  let pending = 0; // sessions being initialised, counted against the cap
-  let closed = false;
-  let allowed = allowedHostsAndOrigins(options.port, options.publicOrigin);
-
-  const closeSession = async (session: HttpSession, why: string): Promise<void> => {
-    if (session.closing) return;
-    session.closing = true;
-    sessions.delete(session.id);
-    sessionLog('session closed', { session: session.id, why });
-    // Closing the SDK server closes its transport and fires onclose, which closes the adapter session (mount.ts).
-    await session.mounted.server.close().catch(() => undefined);
-    await session.transport.close().catch(() => undefined);
-  };
-
-  /** Answers the session's waiters `SESSION_CLOSED` and waits (at most `timeoutMs`) until its POSTs have ended. */
-  const drainSession = async (session: HttpSession, timeoutMs: number): Promise<void> => {
-    await session.mounted.drain();
-    if (session.posts === 0) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        session.postWatchers.delete(watcher);
-        resolve();
-      };
-      const watcher = (): void => {
-        if (session.posts === 0) done();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      timer.unref();
-      session.postWatchers.add(watcher);
+function closeListener(httpServer: HttpServer): Promise<void> {
+  return new Promise<void>((resolve) => {
+    httpServer.close(() => {
+      resolve();
     });
-  };
+  });
+}
 
-  const checkHostAndOrigin = (req: IncomingMessage): string | undefined => {
-    // Only the Host header itself counts: X-Forwarded-Host / Forwarded never widen the list (spec 05).
-    const host = req.headers.host?.toLowerCase();
-    if (host === undefined || !allowed.hosts.has(host)) return 'Host';
-    const origin = req.headers.origin;
-    if (origin !== undefined && !allowed.origins.has(origin.toLowerCase())) return 'Origin';
-    return undefined;
-  };
-
-  /** Reads and parses a POST body; answers the refusal itself and resolves `undefined` when there is none to use. */
-  const readJsonBody = async (req: IncomingMessage, res: ServerResponse): Promise<{ body: unknown } | undefined> => {
-    let raw: Buffer;
-    try {
-      raw = await readBody(req, res, budget, limits.bodyTimeoutMs);
-    } catch (error) {
-      if (!(error instanceof BodyRefused)) throw error;
-      refusalLog('request body refused', { status: error.status, reason: error.message });
-      jsonRpcError(res, error.status, error.status === 503 ? -32000 : -32600, error.message, {
-        connection: 'close',
-        ...(error.status === 503 ? { 'retry-after': '5' } : {}),
-      });
-      return undefined;
-    }
-    try {
-      return { body: JSON.parse(raw.toString('utf8')) as unknown };
-    } catch {
-      jsonRpcError(res, 400, -32700, 'Parse error: the body is not valid JSON.');
-      return undefined;
-    }
-  };
-
-  const handleSessionRequest = async (
-    session: HttpSession,
-    req: IncomingMessage,
-    res: ServerResponse,
-    method: string,
-  ): Promise<void> => {
-    session.lastSeen = now();
-    session.open++;
-    const isPost = method === 'POST';
-    if (isPost) session.posts++;
-    res.on('close', () => {
-      session.open--;
-      session.lastSeen = now();
-      if (isPost) {
-        session.posts--;
-        for (const watcher of [...session.postWatchers]) watcher();
-      }
-    });
-    let body: unknown;
-    if (isPost) {
-      const read = await readJsonBody(req, res);
-      if (read === undefined) return;
-      body = read.body;
-      if (!isHandshakeOnly(body)) session.active = true;
-    } else session.active = true;
-    // The session may have been closed (DELETE, idle sweep) while its body was read.
-    if (session.closing) {
-      jsonRpcError(res, 404, -32001, 'Session not found; initialize a new session.');
-      return;
-    }
-    if (method === 'DELETE') {
-      // Spec 04: waiters get SESSION_CLOSED before the streams close; then the SDK answers the DELETE itself.
-      await drainSession(session, DELETE_DRAIN_MS);
-      await session.transport.handleRequest(req, res);
-      await closeSession(session, 'DELETE');
-      return;
-    }
-    await session.transport.handleRequest(req, res, body);
-  };
-
-  const handleInitialize = async (req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> => {
-    if (closed) {
-      jsonRpcError(res, 503, -32000, 'The server is shutting down.', { 'retry-after': '5' });
-      return;
-    }
-    if (sessions.size + pending >= limits.maxSessions) {
-      jsonRpcError(res, 503, -32000, `Too many sessions (limit ${limits.maxSessions}); retry later.`, {
-        'retry-after': '30',
-      });
-      return;
-    }
-    pending++;
-    // This initialize holds a slot in `pending` until its session exists or it fails, whatever throws.
-    let counted = true;
-    const release = (): void => {
-      if (counted) pending--;
-      counted = false;
-    };
-    let created: HttpSession | undefined;
-    let mounted: MountedServer | undefined;
-    try {
-      const server = await createMountedServer(adapter, 'legacy', 'http');
-      mounted = server;
-      const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          created = {
-            id,
-            transport,
-            mounted: server,
-            lastSeen: now(),
-            open: 0,
-            posts: 0,
-            active: false,
-            closing: false,
-            postWatchers: new Set(),
-          };
-          sessions.set(id, created);
-          release();
-          sessionLog('session opened', { session: id });
-        },
-        onsessionclosed: async (id) => {
-          const session = sessions.get(id);
-          if (session !== undefined) await closeSession(session, 'DELETE');
-        },
-      });
-      await server.server.connect(transport);
-      await transport.handleRequest(req, res, body);
-    } finally {
-      release();
-      // The SDK refused this initialize (a bad Accept header, say): nothing refers to this server any more.
-      if (created === undefined && mounted !== undefined) await mounted.server.close().catch(() => undefined);
-    }
-  };
-
-  const handleMcp = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const method = req.method ?? 'GET';
-    const sessionId = req.headers['mcp-session-id'];
-    if (sessionId !== undefined) {
-      // Checked before any body is read: an unknown session costs the caller nothing but this answer.
-      const session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
-      if (session === undefined) {
-        jsonRpcError(res, 404, -32001, 'Session not found; initialize a new session.', unreadBody(req));
-        return;
-      }
-      await handleSessionRequest(session, req, res, method);
-      return;
-    }
-    if (method !== 'POST') {
-      jsonRpcError(res, 400, -32000, 'Bad Request: no valid Mcp-Session-Id; send initialize first.', unreadBody(req));
-      return;
-    }
-    if (closed) {
-      jsonRpcError(res, 503, -32000, 'The server is shutting down.', { 'retry-after': '5', ...unreadBody(req) });
-      return;
-    }
-    const read = await readJsonBody(req, res);
-    if (read === undefined) return;
-    const { body } = read;
-    if (isInitialize(body)) {
-      await handleInitialize(req, res, body);
-      return;
-    }
-    if (wantsModernEra(req, body)) {
-      // 2026-07-28 is served on stdio only; answer as the SDK answers an unsupported revision.
-      const requested = String(req.headers['mcp-protocol-version'] ?? '2026-07-28').slice(0, 40);
-      res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          jsonrpc: '2.0',
-          id: echoableId(body),
-          error: {
-            code: -32022,
-            message: `Unsupported protocol version: ${requested}`,
-            data: { supported: LEGACY_VERSIONS, requested },
-          },
-        }),
-      );
-      return;
-    }
-    jsonRpcError(res, 400, -32000, 'Bad Request: no valid Mcp-Session-Id; send initialize first.');
-  };
-
-  const httpServer: HttpServer = createServer(
-    {
-      headersTimeout: limits.headersTimeoutMs,
-      // Node's whole-request bound backs up our body deadline for bodies we never read (refusals).
-      requestTimeout: limits.headersTimeoutMs + limits.bodyTimeoutMs,
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, limits.headersTimeoutMs, limits.bodyTimeoutMs)),
-    },
-    (req, res) => {
-      void (async () => {
-        const url = new URL(req.url ?? '/', 'http://localhost');
-        if (url.pathname === '/healthz' && req.method === 'GET') {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ status: 'ok', sessions: sessions.size }));
-          return;
-        }
-        if (url.pathname !== options.path) {
-          jsonRpcError(res, 404, -32601, 'Not found.', unreadBody(req));
-          return;
-        }
-        const refused = checkHostAndOrigin(req);
-        if (refused !== undefined) {
-          // The logger cuts each field to a short prefix; the rate limit bounds the number of lines.
-          refusalLog('request refused', {
-            header: refused,
-            host: req.headers.host ?? '',
-            origin: req.headers.origin ?? '',
-          });
-          jsonRpcError(
-            res,
-            403,
-            -32000,
-            `Forbidden: the ${refused} header is not allowed for this server.`,
-            unreadBody(req),
-          );
-          return;
-        }
-        await handleMcp(req, res);
-      })().catch((error: unknown) => {
-        logger.error('request failed', { error: error instanceof Error ? error.name : 'unknown' });
-        jsonRpcError(res, 500, -32603, 'Internal error.');
-      });
-    },
-  );
-
-  // "[::1]" is how an IPv6 address is written in a URL; listen wants it bare.
-  const listenHost = /^\[[^\]]*\]$/.test(options.host) ? options.host.slice(1, -1) : options.host;
+/**
+ * Listens on `options.host` and `options.port`; a listener that ended up on every interface without a public origin is
+ * closed again before it serves anything. Resolves the address actually bound.
+ */
+async function listen(httpServer: HttpServer, options: HttpServeOptions): Promise<AddressInfo> {
   await new Promise<void>((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
-      const shown = `${JSON.stringify(options.host.slice(0, 80))} port ${options.port}`;
-      reject(invalid(`Cannot listen on ${shown} (${error.code ?? error.name}); choose another --host or --port.`));
+      reject(serverErrors.cannotListen(options.host, options.port, error.code ?? error.name));
     };
     httpServer.once('error', onError);
-    httpServer.listen(options.port, listenHost, () => {
+    httpServer.listen(options.port, bareHost(options.host), () => {
       httpServer.off('error', onError);
       resolve();
     });
@@ -445,51 +143,70 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
   const bound = httpServer.address() as AddressInfo;
   // Judged on the address actually bound, whatever spelling of it was asked for ("0", "0x0", "::0", a name...).
   if (isUnspecifiedAddress(bound.address) && options.publicOrigin === undefined) {
-    await new Promise<void>((resolve) => {
-      httpServer.close(() => {
-        resolve();
-      });
-    });
-    throw invalid(
-      `Binding ${JSON.stringify(options.host.slice(0, 80))} listens on every interface (${bound.address}) and needs --public-origin (the URL clients use to reach this server), or bind 127.0.0.1.`,
-    );
+    await closeListener(httpServer);
+    throw serverErrors.needsPublicOrigin(options.host, bound.address);
   }
-  const port = bound.port;
-  allowed = allowedHostsAndOrigins(port, options.publicOrigin);
+  return bound;
+}
 
-  const reclaimIdle = async (): Promise<number> => {
-    const t = now();
-    const stale = [...sessions.values()].filter(
-      (s) =>
-        s.open === 0 &&
-        (s.lastSeen <= t - limits.sessionIdleMs || (!s.active && s.lastSeen <= t - limits.sessionInitIdleMs)),
-    );
-    for (const s of stale) await closeSession(s, s.active ? 'idle' : 'abandoned after initialize');
-    return stale.length;
-  };
+/** Serves the adapter over stateful Streamable HTTP (see the module comment); resolves once listening. */
+export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOptions): Promise<RunningHttpServer> {
+  const limits = resolveLimits(options);
+  const { logger } = options;
+  const refusalLog = rateLimitedLog(logger, limits.refusalLogsPerMinute);
+  // Any client can open and drop sessions in a loop: their lifecycle lines share the same per-minute budget.
+  const sessionLog = rateLimitedLog(logger, limits.refusalLogsPerMinute, RATE_LIMIT_INTERVAL_MS, Date.now, 'info');
+  const sessions = new HttpSessionRegistry(limits, options.now ?? Date.now, sessionLog);
+  const budget = new BodyBudget(limits.maxBufferedBytes);
+  const guard = new HostOriginGuard(options.port, options.publicOrigin);
+  const router = new HttpRouter({
+    adapter,
+    path: options.path,
+    sessions,
+    guard,
+    budget,
+    bodyTimeoutMs: limits.bodyTimeoutMs,
+    refusalLog,
+    logger,
+  });
+  const httpServer: HttpServer = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      // Node's whole-request bound backs up our body deadline for bodies we never read (refusals).
+      requestTimeout: limits.headersTimeoutMs + limits.bodyTimeoutMs,
+      connectionsCheckingInterval: Math.max(
+        CONNECTION_CHECK_MS.min,
+        Math.min(CONNECTION_CHECK_MS.max, limits.headersTimeoutMs, limits.bodyTimeoutMs),
+      ),
+    },
+    (req, res) => {
+      router.handle(req, res);
+    },
+  );
+  const { port } = await listen(httpServer, options);
+  guard.bindTo(port);
+
   const sweep = setInterval(
     () => {
-      void reclaimIdle();
+      void sessions.reclaimIdle();
       refusalLog.flush();
       sessionLog.flush();
     },
-    Math.min(limits.sessionIdleMs, limits.sessionInitIdleMs, 60_000),
+    Math.min(limits.sessionIdleMs, limits.sessionInitIdleMs, MAX_SWEEP_INTERVAL_MS),
   );
   sweep.unref();
 
+  const listenHost = bareHost(options.host);
   const hostForUrl = listenHost.includes(':') ? `[${listenHost}]` : listenHost;
   return {
     url: `http://${hostForUrl}:${port}${options.path}`,
     port,
     sessionCount: () => sessions.size,
-    reclaimIdle,
+    reclaimIdle: () => sessions.reclaimIdle(),
     bufferedBytes: () => budget.used,
-    close: async (drainMs = DELETE_DRAIN_MS) => {
-      closed = true;
+    close: async (drainMs = SERVER_DEFAULTS.drainMs) => {
       clearInterval(sweep);
-      const live = [...sessions.values()];
-      await Promise.all(live.map((s) => drainSession(s, drainMs)));
-      await Promise.all(live.map((s) => closeSession(s, 'shutdown')));
+      await sessions.shutdown(drainMs);
       refusalLog.flush();
       sessionLog.flush();
       await new Promise<void>((resolve) => {

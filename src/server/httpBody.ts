@@ -5,17 +5,15 @@
  * memory; the reservation is held until the response ends, because the parsed body lives as long as its request.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { httpRefusals, type HttpRefusal } from './errors.js';
 
 /** Spec 05: body limit 4 MiB. */
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-/** Why a body was not read; each maps to one HTTP status. */
+/** Why a body was not read, with the answer to give (413, 408 or 503). */
 export class BodyRefused extends Error {
-  constructor(
-    readonly status: 408 | 413 | 503,
-    message: string,
-  ) {
-    super(message);
+  constructor(readonly refusal: HttpRefusal) {
+    super(refusal.message);
   }
 }
 
@@ -64,11 +62,10 @@ export function readBody(
   return new Promise<Buffer>((resolve, reject) => {
     const declared = declaredLength(req);
     if (declared !== undefined && declared > MAX_BODY_BYTES) {
-      reject(new BodyRefused(413, `Request body larger than ${MAX_BODY_BYTES} bytes.`));
+      reject(new BodyRefused(httpRefusals.bodyTooLarge(MAX_BODY_BYTES)));
       return;
     }
-    const busy = (): BodyRefused =>
-      new BodyRefused(503, 'The server is buffering too many request bodies; retry later.');
+    const busy = (): BodyRefused => new BodyRefused(httpRefusals.bodyBudgetFull());
     if (declared !== undefined) {
       if (!budget.tryReserve(declared)) {
         reject(busy());
@@ -96,7 +93,7 @@ export function readBody(
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
-        finish(new BodyRefused(413, `Request body larger than ${MAX_BODY_BYTES} bytes.`));
+        finish(new BodyRefused(httpRefusals.bodyTooLarge(MAX_BODY_BYTES)));
         return;
       }
       if (size > reserved) {
@@ -112,10 +109,10 @@ export function readBody(
       finish(undefined);
     };
     const onAborted = (): void => {
-      finish(new BodyRefused(408, 'The request body ended early.'));
+      finish(new BodyRefused(httpRefusals.bodyEndedEarly()));
     };
     const timer = setTimeout(() => {
-      finish(new BodyRefused(408, `The request body did not arrive within ${timeoutMs} ms.`));
+      finish(new BodyRefused(httpRefusals.bodyLate(timeoutMs)));
     }, timeoutMs);
     timer.unref();
     req.on('data', onData);

@@ -25,7 +25,10 @@ function shortField(value: unknown): unknown {
  * A logger writing one line per call to stderr (or `write`). Every string field is cut to {@link LOG_FIELD_CHARS}
  * characters, so a header or message a caller controls never makes a long line.
  */
-export function createLogger(level: LogLevel, write: (line: string) => void = (l) => process.stderr.write(l)): Logger {
+export function createLogger(
+  level: LogLevel,
+  write: (line: string) => void = (line) => process.stderr.write(line),
+): Logger {
   const threshold = LOG_LEVELS.indexOf(level);
   const json = level === 'debug';
   const emit = (at: LogLevel, message: string, rawFields?: Record<string, unknown>): void => {
@@ -33,7 +36,7 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
     const fields =
       rawFields === undefined
         ? undefined
-        : Object.fromEntries(Object.entries(rawFields).map(([k, v]) => [k, shortField(v)]));
+        : Object.fromEntries(Object.entries(rawFields).map(([name, value]) => [name, shortField(value)]));
     if (json) write(JSON.stringify({ time: new Date().toISOString(), level: at, message, ...fields }) + '\n');
     else {
       const extra =
@@ -41,26 +44,29 @@ export function createLogger(level: LogLevel, write: (line: string) => void = (l
           ? ''
           : ' ' +
             Object.entries(fields)
-              .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+              .map(([name, value]) => `${name}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
               .join(' ');
       write(`intent-mcp ${at}: ${message}${extra}\n`);
     }
   };
   return {
-    debug: (m, f) => {
-      emit('debug', m, f);
+    debug: (message, fields) => {
+      emit('debug', message, fields);
     },
-    info: (m, f) => {
-      emit('info', m, f);
+    info: (message, fields) => {
+      emit('info', message, fields);
     },
-    warn: (m, f) => {
-      emit('warn', m, f);
+    warn: (message, fields) => {
+      emit('warn', message, fields);
     },
-    error: (m, f) => {
-      emit('error', m, f);
+    error: (message, fields) => {
+      emit('error', message, fields);
     },
   };
 }
+
+/** The interval a rate-limited log's budget refills over, unless told otherwise. */
+export const RATE_LIMIT_INTERVAL_MS = 60_000;
 
 export interface RateLimitedLog {
   /** Logs at its level when the budget allows, else counts the line as suppressed. */
@@ -78,7 +84,7 @@ export interface RateLimitedLog {
 export function rateLimitedLog(
   logger: Logger,
   perInterval: number,
-  intervalMs = 60_000,
+  intervalMs = RATE_LIMIT_INTERVAL_MS,
   now: () => number = Date.now,
   level: 'info' | 'warn' = 'warn',
 ): RateLimitedLog {
@@ -86,9 +92,9 @@ export function rateLimitedLog(
   let last = now();
   let suppressed = 0;
   const refill = (): void => {
-    const t = now();
-    tokens = Math.min(perInterval, tokens + ((t - last) * perInterval) / intervalMs);
-    last = t;
+    const at = now();
+    tokens = Math.min(perInterval, tokens + ((at - last) * perInterval) / intervalMs);
+    last = at;
   };
   const summary = (): void => {
     if (suppressed === 0) return;

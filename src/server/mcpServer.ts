@@ -4,11 +4,18 @@
  * connection (see `mountIntentMcpTools`), so a probe instance that never gets a call leaks nothing.
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import type { IntentMcpAdapter } from '../mcp/adapter.js';
+import { PROTOCOL_VERSIONS, type IntentMcpAdapter } from '../mcp/adapter.js';
 import { VERSION } from '../version.js';
 import { mountIntentMcpTools } from '../mcp/mount.js';
 
-export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18'];
+/** Revisions from this year on are the modern era (`MCP-Protocol-Version` compares as text). */
+export const MODERN_ERA_FROM = '2026';
+/** The 2025 revisions of spec 05, newest first (the SDK offers the first): served on stdio and HTTP. */
+export const LEGACY_VERSIONS: string[] = PROTOCOL_VERSIONS.filter((version) => version < MODERN_ERA_FROM)
+  .sort()
+  .reverse();
+/** The modern-era revisions (2026-07-28): served on stdio only. */
+export const MODERN_VERSIONS: string[] = PROTOCOL_VERSIONS.filter((version) => version >= MODERN_ERA_FROM);
 
 export const SERVER_INFO = { name: 'intent-mcp', version: VERSION } as const;
 

@@ -6,16 +6,15 @@
  * an error, and a count of unanswered requests for the graceful drain.
  */
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { IntentError } from '../core/errors.js';
 import type { IntentMcpAdapter } from '../mcp/adapter.js';
+import { SERVER_DEFAULTS } from './config.js';
+import { serverErrors } from './errors.js';
 import { rateLimitedLog, type Logger } from './logger.js';
 import { createMountedServer, type MountedServer } from './mcpServer.js';
 import { StdioLineTransport } from './stdioTransport.js';
 
 /** How long stdin must stay silent before a drain stops waiting for lines already written by the client. */
 const INPUT_QUIET_MS = 150;
-/** The stdio client is the only caller; its refused lines are still logged at a bounded rate. */
-const REFUSAL_LOGS_PER_MINUTE = 60;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
@@ -43,11 +42,9 @@ export function serveOverStdio(
   options: StdioServeOptions,
 ): RunningStdioServer {
   if (!Number.isSafeInteger(options.maxMessageBytes) || options.maxMessageBytes < 1)
-    throw new IntentError(
-      'CONFIG_INVALID',
-      `serveOverStdio option maxMessageBytes must be a positive integer (got ${String(options.maxMessageBytes).slice(0, 40)}).`,
-    );
-  const refusalLog = rateLimitedLog(logger, REFUSAL_LOGS_PER_MINUTE);
+    throw serverErrors.optionNotInteger('serveOverStdio', 'maxMessageBytes', 1, options.maxMessageBytes);
+  // The stdio client is the only caller; its refused lines are still logged at a bounded rate.
+  const refusalLog = rateLimitedLog(logger, SERVER_DEFAULTS.refusalLogsPerMinute);
   const transport = new StdioLineTransport({
     maxMessageBytes: options.maxMessageBytes,
     onRefused: (reason, bytes) => {
@@ -76,7 +73,7 @@ export function serveOverStdio(
     drain: async (timeoutMs) => {
       const deadline = Date.now() + timeoutMs;
       draining = true;
-      await Promise.all(mounted.map((m) => m.drain()));
+      await Promise.all(mounted.map((connection) => connection.drain()));
       // Lines the client wrote before the signal may still be in the pipe: they are read and answered too, so the
       // drain ends once every request is answered and the input has been quiet for a moment (or at the deadline).
       for (;;) {

@@ -20,10 +20,8 @@ import {
   type JSONRPCMessage,
   type Transport,
 } from '@modelcontextprotocol/server';
-
-/** JSON-RPC 2.0 error codes the transport itself answers with. */
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
+import { SERVER_DEFAULTS } from './config.js';
+import { stdioRefusals, type StdioRefusal } from './errors.js';
 
 /** Longest `id` value (as raw JSON text) the oversize scanner keeps; a longer one is answered with id `null`. */
 const MAX_ID_TEXT = 256;
@@ -39,7 +37,10 @@ export interface StdioLineTransportOptions {
   output?: Writable;
   /** Told once per refused line (oversized, not JSON, not JSON-RPC), with a short reason; for logs. */
   onRefused?: (reason: string, bytes: number) => void;
-  /** When the input ends, how long to wait for the requests already read to be answered before closing. Default 3000. */
+  /**
+   * When the input ends, how long to wait for the requests already read to be answered before closing. Default
+   * `SERVER_DEFAULTS.drainMs` (3000).
+   */
   endDrainMs?: number;
 }
 
@@ -64,11 +65,11 @@ class TopLevelIdScanner {
   }
 
   feed(bytes: Uint8Array): void {
-    for (let i = 0; i < bytes.length && !this.#done; i++) this.#byte(bytes[i] ?? 0);
+    for (let index = 0; index < bytes.length && !this.#done; index++) this.#byte(bytes[index] ?? 0);
   }
 
-  #byte(b: number): void {
-    if (this.#value !== undefined && this.#depth === 1 && !this.#inString && (b === 0x2c || b === 0x7d)) {
+  #byte(byte: number): void {
+    if (this.#value !== undefined && this.#depth === 1 && !this.#inString && (byte === 0x2c || byte === 0x7d)) {
       this.#finishValue();
       return;
     }
@@ -77,21 +78,21 @@ class TopLevelIdScanner {
         this.#done = true;
         return;
       }
-      this.#value.push(b);
+      this.#value.push(byte);
     }
     if (this.#inString) {
       if (this.#escaped) this.#escaped = false;
-      else if (b === 0x5c) this.#escaped = true;
-      else if (b === 0x22) {
+      else if (byte === 0x5c) this.#escaped = true;
+      else if (byte === 0x22) {
         this.#inString = false;
         if (this.#key !== undefined) {
           this.#idFollows = this.#key.length === 2 && this.#key[0] === 0x69 && this.#key[1] === 0x64; // "id"
           this.#key = undefined;
         }
-      } else if (this.#key !== undefined && this.#key.length < 3) this.#key.push(b); // 3 bytes already rule out "id"
+      } else if (this.#key !== undefined && this.#key.length < 3) this.#key.push(byte); // 3 bytes already rule out "id"
       return;
     }
-    switch (b) {
+    switch (byte) {
       case 0x22: // "
         this.#inString = true;
         if (this.#depth === 1 && this.#expectKey) {
@@ -104,7 +105,7 @@ class TopLevelIdScanner {
         if (this.#value !== undefined && this.#depth === 1) this.#done = true; // an object or array is no id
         this.#depth++;
         if (this.#depth === 1) {
-          if (b === 0x5b) this.#done = true; // a batch: no single id to answer
+          if (byte === 0x5b) this.#done = true; // a batch: no single id to answer
           this.#expectKey = true;
         }
         return;
@@ -140,7 +141,7 @@ class TopLevelIdScanner {
   }
 }
 
-function errorLine(id: RequestId | null, code: number, message: string, data?: Record<string, unknown>): string {
+function errorLine(id: RequestId | null, { code, message, data }: StdioRefusal): string {
   return (
     JSON.stringify({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } }) + '\n'
   );
@@ -158,11 +159,11 @@ export class StdioLineTransport implements Transport {
 
   readonly #input: Readable;
   readonly #output: Writable;
-  readonly #max: number;
+  readonly #maxMessageBytes: number;
   readonly #onRefused: ((reason: string, bytes: number) => void) | undefined;
   /** The current line's pieces while it is within the limit; joined once at its newline. */
   #pieces: Buffer[] = [];
-  #size = 0;
+  #lineBytes = 0;
   /** Set while the rest of an oversized line is being skipped. */
   #skipping: TopLevelIdScanner | undefined;
   #started = false;
@@ -170,7 +171,7 @@ export class StdioLineTransport implements Transport {
   /** Requests delivered and not yet answered, by id (a client may reuse an id). */
   readonly #unanswered = new Map<string, number>();
   #unansweredTotal = 0;
-  #idleWaiters: (() => void)[] = [];
+  #answeredWaiters: (() => void)[] = [];
   #writesInFlight = 0;
   #flushWaiters: (() => void)[] = [];
   #lastInputAt = 0;
@@ -180,11 +181,11 @@ export class StdioLineTransport implements Transport {
   constructor(options: StdioLineTransportOptions) {
     if (!Number.isSafeInteger(options.maxMessageBytes) || options.maxMessageBytes < 1)
       throw new RangeError('maxMessageBytes must be a positive integer');
-    this.#max = options.maxMessageBytes;
+    this.#maxMessageBytes = options.maxMessageBytes;
     this.#input = options.input ?? process.stdin;
     this.#output = options.output ?? process.stdout;
     this.#onRefused = options.onRefused;
-    this.#endDrainMs = options.endDrainMs ?? 3000;
+    this.#endDrainMs = options.endDrainMs ?? SERVER_DEFAULTS.drainMs;
   }
 
   /** Requests delivered to the server and not answered yet. */
@@ -194,7 +195,7 @@ export class StdioLineTransport implements Transport {
 
   /** Bytes of the current line held in memory (never more than the limit; zero while an oversized line is skipped). */
   get buffered(): number {
-    return this.#skipping === undefined ? this.#size : 0;
+    return this.#skipping === undefined ? this.#lineBytes : 0;
   }
 
   /** `Date.now()` when the last bytes arrived on the input. */
@@ -230,7 +231,7 @@ export class StdioLineTransport implements Transport {
     if (this.#input.listenerCount('data') === 0) this.#input.pause();
     this.#pieces = [];
     this.#skipping = undefined;
-    this.#releaseIdle();
+    this.#releaseAnsweredWaiters();
     this.onclose?.();
     return Promise.resolve();
   }
@@ -248,10 +249,10 @@ export class StdioLineTransport implements Transport {
         resolve(this.#unansweredTotal === 0);
       };
       const timer = setTimeout(() => {
-        this.#idleWaiters = this.#idleWaiters.filter((w) => w !== waiter);
+        this.#answeredWaiters = this.#answeredWaiters.filter((other) => other !== waiter);
         resolve(false);
       }, timeoutMs);
-      this.#idleWaiters.push(waiter);
+      this.#answeredWaiters.push(waiter);
     });
   }
 
@@ -296,12 +297,12 @@ export class StdioLineTransport implements Transport {
   #append(piece: Buffer): void {
     if (piece.length === 0) return;
     if (this.#skipping !== undefined) {
-      this.#size += piece.length;
+      this.#lineBytes += piece.length;
       this.#skipping.feed(piece);
       return;
     }
-    this.#size += piece.length;
-    if (this.#size <= this.#max) {
+    this.#lineBytes += piece.length;
+    if (this.#lineBytes <= this.#maxMessageBytes) {
       this.#pieces.push(piece);
       return;
     }
@@ -314,21 +315,14 @@ export class StdioLineTransport implements Transport {
   }
 
   #endLine(): void {
-    const size = this.#size;
+    const size = this.#lineBytes;
     const skipped = this.#skipping;
     const pieces = this.#pieces;
     this.#pieces = [];
-    this.#size = 0;
+    this.#lineBytes = 0;
     this.#skipping = undefined;
     if (skipped !== undefined) {
-      this.#refuse(
-        skipped.id,
-        INVALID_REQUEST,
-        `Message of ${size} bytes is larger than the ${this.#max}-byte limit of this server; send a smaller message (limits.maxCandidateBytes bounds candidateText).`,
-        'oversized message',
-        size,
-        { code: 'INPUT_INVALID', limit: this.#max },
-      );
+      this.#refuse(skipped.id, stdioRefusals.oversized(size, this.#maxMessageBytes), size);
       return;
     }
     const text = (pieces.length === 1 ? (pieces[0] ?? Buffer.alloc(0)) : Buffer.concat(pieces, size)).toString('utf8');
@@ -338,7 +332,7 @@ export class StdioLineTransport implements Transport {
     try {
       value = JSON.parse(line);
     } catch {
-      this.#refuse(null, PARSE_ERROR, 'Parse error: the line is not valid JSON.', 'unparsable line', size);
+      this.#refuse(null, stdioRefusals.unparsable(), size);
       return;
     }
     let message: JSONRPCMessage;
@@ -346,13 +340,7 @@ export class StdioLineTransport implements Transport {
       message = parseJSONRPCMessage(value);
     } catch {
       const id = (value as { id?: unknown } | null)?.id;
-      this.#refuse(
-        typeof id === 'string' || typeof id === 'number' ? id : null,
-        INVALID_REQUEST,
-        'Invalid Request: the line is not a JSON-RPC 2.0 message.',
-        'not JSON-RPC',
-        size,
-      );
+      this.#refuse(typeof id === 'string' || typeof id === 'number' ? id : null, stdioRefusals.notJsonRpc(), size);
       return;
     }
     if (isJSONRPCRequest(message)) this.#track(message.id);
@@ -364,17 +352,10 @@ export class StdioLineTransport implements Transport {
     this.onmessage?.(message);
   }
 
-  #refuse(
-    id: RequestId | null,
-    code: number,
-    message: string,
-    reason: string,
-    bytes: number,
-    data?: Record<string, unknown>,
-  ): void {
-    this.#onRefused?.(reason, bytes);
+  #refuse(id: RequestId | null, refusal: StdioRefusal, bytes: number): void {
+    this.#onRefused?.(refusal.reason, bytes);
     if (this.#closed) return;
-    this.#write(errorLine(id, code, message, data)).catch(() => undefined);
+    this.#write(errorLine(id, refusal)).catch(() => undefined);
   }
 
   #track(id: RequestId): void {
@@ -390,13 +371,13 @@ export class StdioLineTransport implements Transport {
     if (count <= 1) this.#unanswered.delete(key);
     else this.#unanswered.set(key, count - 1);
     this.#unansweredTotal--;
-    if (this.#unansweredTotal === 0) this.#releaseIdle();
+    if (this.#unansweredTotal === 0) this.#releaseAnsweredWaiters();
   }
 
-  #releaseIdle(): void {
-    const waiters = this.#idleWaiters;
-    this.#idleWaiters = [];
-    for (const w of waiters) w();
+  #releaseAnsweredWaiters(): void {
+    const waiters = this.#answeredWaiters;
+    this.#answeredWaiters = [];
+    for (const waiter of waiters) waiter();
   }
 
   #write(line: string): Promise<void> {
@@ -407,7 +388,7 @@ export class StdioLineTransport implements Transport {
         if (this.#writesInFlight === 0) {
           const waiters = this.#flushWaiters;
           this.#flushWaiters = [];
-          for (const w of waiters) w();
+          for (const waiter of waiters) waiter();
         }
         if (error) reject(error);
         else resolve();
