@@ -184,8 +184,8 @@ async function runStdio(items: readonly Item[], cuts: readonly [number, number],
 }
 
 describe('fuzz b: the built command over stdio under raw hostile lines', () => {
-  beforeAll(() => {
-    ensureBuilt();
+  beforeAll(async () => {
+    await ensureBuilt();
   });
 
   it.each<[Focus, string, number]>([
