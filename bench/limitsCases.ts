@@ -172,24 +172,25 @@ export function limitsCases(depthBound: number): LimitsCase[] {
     },
     {
       name: 'evidence',
-      what: 'a context item of N chars ("a"…) and a field evidence of N/4 chars ("a"…"b"…"a") found nowhere',
-      sizes: [100_000, 200_000, 400_000],
-      label: (n) => `${n / 1000}k + ${n / 4000}k chars`,
+      what: 'context items of 20,000 chars ("a"…, the default maxContextItemChars) up to N chars in all, and a field evidence of 10,000 chars ("a"…"b"…"a") found nowhere',
+      sizes: [240_000, 500_000, 1_000_000],
+      label: (n) => `${n / 20_000} items × 20k + 10k chars`,
       build: (size) => {
-        // A mismatch in the middle of the pattern defeats the skip tables of V8's substring search: O(n·m).
-        const evidence = 'a'.repeat(size / 8) + 'b' + 'a'.repeat(size / 8 - 1);
+        // A mismatch in the middle of the pattern defeats the skip tables of a naive substring search: O(n·m) there.
+        const evidence = 'a'.repeat(5_000) + 'b' + 'a'.repeat(4_999);
         const candidate = JSON.stringify({
           turnKind: 'request',
           coverage: 'complete',
           intents: [{ domain: 'travel', action: 'book', target: 'flight', goal: 'fly', understanding: 'clear' }],
           fields: { origin: { status: 'filled', value: 'Berlin', evidence } },
         });
+        const items = size / 20_000;
         return {
           instance: 'travel',
           args: {
             input: 'Book a flight from Berlin to Lisbon.',
             fields: ['origin'],
-            context: [{ role: 'user', text: 'a'.repeat(size) }],
+            context: Array.from({ length: items }, () => ({ role: 'user', text: 'a'.repeat(20_000) })),
           },
           candidate,
           bytes: size + evidence.length,
