@@ -129,6 +129,16 @@ export const TERMINAL_STATES: readonly HandoffState[] = ['completed', 'cancelled
 type AnswerParams = { answer: HandoffAnswer };
 type WaiterParams = { answer: WaiterAnswer };
 
+/** The machine's parameterised actions, written once: what the sender is answered, what the waiters are told. */
+const answer = (value: HandoffAnswer) => ({ type: 'answer', params: { answer: value } }) as const;
+const tell = (value: WaiterAnswer) => ({ type: 'tellWaiters', params: { answer: value } }) as const;
+/** An ACCEPT or VALIDATED that arrives at or after the deadline finds a live request expired (spec 03, "Deadline"). */
+const expireLate = {
+  guard: 'isPastDeadline',
+  target: '#expired',
+  actions: [answer('expired'), tell('expired')],
+} as const;
+
 export const handoffMachine = setup({
   types: {
     context: {} as HandoffContext,
@@ -208,47 +218,28 @@ export const handoffMachine = setup({
         DEADLINE: {
           guard: 'hasDeadline',
           target: '#expired',
-          actions: [
-            { type: 'answer', params: { answer: 'expired' } },
-            { type: 'tellWaiters', params: { answer: 'expired' } },
-          ],
+          actions: [answer('expired'), tell('expired')],
         },
         CANCEL: [
           {
             guard: 'isPastDeadline',
             target: '#expired',
-            actions: [
-              { type: 'answer', params: { answer: 'already_completed' } },
-              { type: 'tellWaiters', params: { answer: 'expired' } },
-            ],
+            actions: [answer('already_completed'), tell('expired')],
           },
           {
             target: '#cancelled',
-            actions: [
-              'keepCancelReason',
-              { type: 'answer', params: { answer: 'cancelled' } },
-              { type: 'tellWaiters', params: { answer: 'cancelled' } },
-            ],
+            actions: ['keepCancelReason', answer('cancelled'), tell('cancelled')],
           },
         ],
         CLOSE: [
           {
             guard: 'isPastDeadline',
             target: '#expired',
-            actions: [
-              'forget',
-              { type: 'answer', params: { answer: 'expired' } },
-              { type: 'tellWaiters', params: { answer: 'expired' } },
-            ],
+            actions: ['forget', answer('expired'), tell('expired')],
           },
           {
             target: '#cancelled',
-            actions: [
-              'keepCancelReason',
-              'forget',
-              { type: 'answer', params: { answer: 'closed' } },
-              { type: 'tellWaiters', params: { answer: 'closed' } },
-            ],
+            actions: ['keepCancelReason', 'forget', answer('closed'), tell('closed')],
           },
         ],
       },
@@ -257,17 +248,7 @@ export const handoffMachine = setup({
           id: 'prepared',
           tags: ['live'],
           on: {
-            ACCEPT: [
-              {
-                guard: 'isPastDeadline',
-                target: '#expired',
-                actions: [
-                  { type: 'answer', params: { answer: 'expired' } },
-                  { type: 'tellWaiters', params: { answer: 'expired' } },
-                ],
-              },
-              { target: 'validating', actions: 'takeCandidate' },
-            ],
+            ACCEPT: [expireLate, { target: 'validating', actions: 'takeCandidate' }],
           },
         },
         validating: {
@@ -277,61 +258,30 @@ export const handoffMachine = setup({
           exit: 'abandonValidation',
           on: {
             ACCEPT: [
-              {
-                guard: 'isPastDeadline',
-                target: '#expired',
-                actions: [
-                  { type: 'answer', params: { answer: 'expired' } },
-                  { type: 'tellWaiters', params: { answer: 'expired' } },
-                ],
-              },
-              { guard: 'isSameCandidate', actions: { type: 'answer', params: { answer: 'join' } } },
-              { actions: { type: 'answer', params: { answer: 'conflict' } } },
+              expireLate,
+              { guard: 'isSameCandidate', actions: answer('join') },
+              { actions: answer('conflict') },
             ],
             VALIDATED: [
-              {
-                guard: 'isPastDeadline',
-                target: '#expired',
-                actions: [
-                  { type: 'answer', params: { answer: 'expired' } },
-                  { type: 'tellWaiters', params: { answer: 'expired' } },
-                ],
-              },
+              expireLate,
               {
                 guard: 'isCrash',
                 target: '#cancelled',
-                actions: [
-                  'keepOutcome',
-                  'keepCancelReason',
-                  { type: 'answer', params: { answer: 'failed' } },
-                  { type: 'tellWaiters', params: { answer: 'failed' } },
-                ],
+                actions: ['keepOutcome', 'keepCancelReason', answer('failed'), tell('failed')],
               },
               {
                 guard: 'isValid',
                 target: '#completed',
-                actions: [
-                  'keepOutcome',
-                  { type: 'answer', params: { answer: 'completed' } },
-                  { type: 'tellWaiters', params: { answer: 'completed' } },
-                ],
+                actions: ['keepOutcome', answer('completed'), tell('completed')],
               },
               {
                 guard: 'hasBudget',
                 target: 'correcting',
-                actions: [
-                  'keepOutcome',
-                  { type: 'answer', params: { answer: 'invalid' } },
-                  { type: 'tellWaiters', params: { answer: 'invalid' } },
-                ],
+                actions: ['keepOutcome', answer('invalid'), tell('invalid')],
               },
               {
                 target: '#completed',
-                actions: [
-                  'keepOutcome',
-                  { type: 'answer', params: { answer: 'rejected' } },
-                  { type: 'tellWaiters', params: { answer: 'rejected' } },
-                ],
+                actions: ['keepOutcome', answer('rejected'), tell('rejected')],
               },
             ],
           },
@@ -341,24 +291,13 @@ export const handoffMachine = setup({
           tags: ['live'],
           on: {
             ACCEPT: [
-              {
-                guard: 'isPastDeadline',
-                target: '#expired',
-                actions: [
-                  { type: 'answer', params: { answer: 'expired' } },
-                  { type: 'tellWaiters', params: { answer: 'expired' } },
-                ],
-              },
+              expireLate,
               {
                 guard: 'isExecutorRepeat',
                 target: '#completed',
-                actions: [
-                  'spendCorrection',
-                  { type: 'answer', params: { answer: 'rejected' } },
-                  { type: 'tellWaiters', params: { answer: 'rejected' } },
-                ],
+                actions: ['spendCorrection', answer('rejected'), tell('rejected')],
               },
-              { guard: 'isSameCandidate', actions: { type: 'answer', params: { answer: 'feedback' } } },
+              { guard: 'isSameCandidate', actions: answer('feedback') },
               { target: 'validating', actions: 'takeCandidate' },
             ],
           },
@@ -369,27 +308,24 @@ export const handoffMachine = setup({
       id: 'completed',
       tags: ['terminal'],
       on: {
-        ACCEPT: [
-          { guard: 'isSameCandidate', actions: { type: 'answer', params: { answer: 'replay' } } },
-          { actions: { type: 'answer', params: { answer: 'conflict' } } },
-        ],
-        CANCEL: { actions: { type: 'answer', params: { answer: 'already_completed' } } },
+        ACCEPT: [{ guard: 'isSameCandidate', actions: answer('replay') }, { actions: answer('conflict') }],
+        CANCEL: { actions: answer('already_completed') },
       },
     },
     cancelled: {
       id: 'cancelled',
       tags: ['terminal'],
       on: {
-        ACCEPT: { actions: { type: 'answer', params: { answer: 'cancelled_earlier' } } },
-        CANCEL: { actions: { type: 'answer', params: { answer: 'already_cancelled' } } },
+        ACCEPT: { actions: answer('cancelled_earlier') },
+        CANCEL: { actions: answer('already_cancelled') },
       },
     },
     expired: {
       id: 'expired',
       tags: ['terminal'],
       on: {
-        ACCEPT: { actions: { type: 'answer', params: { answer: 'expired' } } },
-        CANCEL: { actions: { type: 'answer', params: { answer: 'already_completed' } } },
+        ACCEPT: { actions: answer('expired') },
+        CANCEL: { actions: answer('already_completed') },
       },
     },
   },

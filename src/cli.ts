@@ -9,7 +9,7 @@ import { HANDOFF_STATES } from '../machines/handoff.js';
 import { IntentError } from './core/errors.js';
 import { toDot, toMermaid } from '../machines/diagram.js';
 import { IntentConfigBaseSchema } from './core/schemas.js';
-import { buildAdapter, resolveServe, startServe, type ServeFlags } from './server/app.js';
+import { buildAdapter, httpOptionsOf, resolveServe, startServe, type ServeFlags } from './server/app.js';
 import { HttpConfigSchema, SERVER_DEFAULTS, integerRange } from './server/config.js';
 import { LOG_LEVELS, createLogger } from './server/logger.js';
 import { VERSION } from './version.js';
@@ -156,19 +156,7 @@ program
             mode: resolved.mode,
             tools: adapter.tools.map((tool) => tool.name),
             instances,
-            http: {
-              host: resolved.host,
-              port: resolved.port,
-              path: resolved.path,
-              publicOrigin: resolved.publicOrigin?.origin ?? null,
-              maxSessions: resolved.maxSessions,
-              sessionIdleMs: resolved.sessionIdleMs,
-              sessionInitIdleMs: resolved.sessionInitIdleMs,
-              maxBufferedBytes: resolved.maxBufferedBytes,
-              headersTimeoutMs: resolved.headersTimeoutMs,
-              bodyTimeoutMs: resolved.bodyTimeoutMs,
-              refusalLogsPerMinute: resolved.refusalLogsPerMinute,
-            },
+            http: { ...httpOptionsOf(resolved), publicOrigin: resolved.publicOrigin?.origin ?? null },
             stdio: { maxMessageBytes: resolved.stdioMaxMessageBytes },
           },
           null,

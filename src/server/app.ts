@@ -146,7 +146,8 @@ export interface RunningServe {
   close(drainMs?: number): Promise<void>;
 }
 
-function httpOptionsOf(resolved: ResolvedServe): ResolvedHttp {
+/** The HTTP part of the resolved options (what `serveHttp` takes; `check-config` prints it too). */
+export function httpOptionsOf(resolved: ResolvedServe): ResolvedHttp {
   return {
     host: resolved.host,
     port: resolved.port,

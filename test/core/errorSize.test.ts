@@ -23,6 +23,7 @@ import {
   parseArgs,
   requestArgsSchema,
 } from '../../src/mcp/tools.js';
+import { thrownBy } from '../support/intentErrors.js';
 
 const NOW = new Date('2026-03-04T05:06:07.000Z');
 const HUGE = 'k'.repeat(100_000);
@@ -34,15 +35,7 @@ const prepared = prepareRequest(instance, { input: 'order 123', fields: ['n', 's
 
 const size = (error: IntentError): number => JSON.stringify(error.toJSON()).length;
 
-function thrown(fn: () => unknown): IntentError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof IntentError) return error;
-    throw error;
-  }
-  throw new Error('expected an IntentError');
-}
+const thrown = thrownBy;
 
 /** The CANDIDATE_INVALID a caller gets for a candidate text (or undefined when it is valid). */
 function candidateError(text: string): IntentError | undefined {

@@ -6,7 +6,6 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { IntentError } from '../../src/core/errors.js';
 import { MAX_POINTER_CHARS } from '../../src/core/feedback.js';
 import { resolveInstance } from '../../src/core/instance.js';
 import { findShapeProblem } from '../../src/core/nesting.js';
@@ -15,20 +14,13 @@ import { prepareRequest } from '../../src/core/request.js';
 import { LimitsSchema, MAX_NESTING_DEPTH, REQUEST_EXTRA_DEPTH } from '../../src/core/schemas.js';
 import { validateCandidate } from '../../src/core/validate.js';
 import { deepCandidate, deepCandidateText, deepRequest, nestedArray, nestedArrayText, nestedObject } from './deep.js';
+import { thrownBy } from '../support/intentErrors.js';
 
 const NOW = new Date('2026-03-04T05:06:07.000Z');
 const instance = resolveInstance({});
 const DEFAULT_DEPTH = LimitsSchema.parse({}).maxNestingDepth;
 
-function thrown(fn: () => unknown): IntentError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof IntentError) return error;
-    throw error;
-  }
-  throw new Error('expected an IntentError');
-}
+const thrown = thrownBy;
 
 describe('findShapeProblem', () => {
   it('counts arrays and objects, the root as 1, scalars as nothing', () => {
