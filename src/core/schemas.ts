@@ -6,6 +6,9 @@ import { z } from 'zod';
 
 export const SCHEMA_VERSION = '2.0-draft.6' as const;
 
+/** The longest delay a Node timer takes (2^31 − 1 ms, about 24.8 days): the ceiling of every millisecond option. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** Names of instances, fields and the tool prefix: 1–64 of `[A-Za-z0-9_.-]`, never a prototype key. */
 export const NAME_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 export const RESERVED_NAMES: ReadonlySet<string> = new Set(['__proto__', 'prototype', 'constructor']);
@@ -150,7 +153,7 @@ export const ExecutorConfigSchema = z
       .optional(),
     temperature: z.number().min(0).max(2).optional(),
     responseFormat: z.enum(['json_schema', 'json_object', 'text']).default('json_schema'),
-    timeoutMs: z.int().min(1).max(2_147_483_647).default(60_000),
+    timeoutMs: z.int().min(1).max(MAX_TIMER_MS).default(60_000),
     maxRetries: z.int().min(0).max(10).default(2),
   })
   .strict();
@@ -163,7 +166,7 @@ export const IntentConfigBaseSchema = z
     instructions: z.string().max(50_000).optional(),
     domains: z.array(z.string().min(1).max(200)).max(500).optional(),
     schema: InstanceSchemaSchema.optional(),
-    timeoutMs: z.int().min(1).max(2_147_483_647).optional(),
+    timeoutMs: z.int().min(1).max(MAX_TIMER_MS).optional(),
     language: LanguageOptionSchema.default('auto'),
     limits: LimitsOverrideSchema.optional(),
   })

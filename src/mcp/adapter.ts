@@ -9,6 +9,7 @@ import type { RequestCaps } from '../core/request.js';
 import { zodIssuesToFeedback } from '../core/feedback.js';
 import {
   LIMIT_DEFAULTS,
+  MAX_TIMER_MS,
   LimitsOverrideSchema,
   PREFIX_PATTERN,
   isValidName,
@@ -312,7 +313,7 @@ function checkParseOptions(options: IntentParseOptions | null | undefined): Inte
   if (options === undefined || options === null) return {};
   const { signal, timeoutMs } = options;
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw mcpErrors.badSignal();
-  if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647))
+  if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS))
     throw mcpErrors.badTimeout();
   return options;
 }

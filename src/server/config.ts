@@ -7,6 +7,7 @@ import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 import { zodIssuesToFeedback } from '../core/feedback.js';
 import {
+  MAX_TIMER_MS,
   IntentConfigSchema,
   LimitsOverrideSchema,
   LimitsSchema,
@@ -18,7 +19,6 @@ import { QUOTE_CHARS, serverErrors } from './errors.js';
 import { MAX_BODY_BYTES } from './httpBody.js';
 
 /** Longest delay a Node timer honours: the ceiling of every millisecond option. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** What `--path` / `http.path` must look like: absolute, no query or fragment. */
 export const MCP_PATH_PATTERN = /^\/[^\s?#]*$/;

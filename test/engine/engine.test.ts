@@ -536,6 +536,10 @@ describe('session close [S03-SESSION-CLOSE]', () => {
 describe('the terminal store [SEED-STORE]', () => {
   it('keeps 32 replies: the 33rd evicts the oldest, the others replay [SEED-STORE]', async () => {
     const { engine, instance } = harness();
+    const evicted: HandoffTransition[] = [];
+    engine.inspect((t) => {
+      if (t.event === 'evict') evicted.push(t);
+    });
     const session = engine.openSession();
     const tasks = [];
     const texts: string[] = [];
@@ -553,6 +557,17 @@ describe('the terminal store [SEED-STORE]', () => {
 
     const [oldest, ...rest] = tasks;
     if (oldest === undefined) throw new Error('no task');
+    // The inspection stream says so, in the domain's words: one `evict` step of the oldest, from and to completed.
+    expect(evicted).toEqual([
+      expect.objectContaining({
+        requestId: oldest.requestId,
+        sessionId: session.id,
+        event: 'evict',
+        from: 'completed',
+        to: 'completed',
+        validations: 1,
+      }) as unknown,
+    ]);
     expectError(
       await session.accept(oldest.requestId, oldest.submissionToken, SEED_CANDIDATE),
       'HANDOFF_NOT_FOUND',
