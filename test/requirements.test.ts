@@ -13,10 +13,11 @@ function testFiles(dir: string): string[] {
 
 /**
  * The titles of the tests and suites that run: the first string argument of `it`, `test` and `describe` (also after
- * `.each(...)`), never comments, and never `.skip` / `.todo`.
+ * `.each(...)`, and after `.skipIf(...)` / `.runIf(...)`, which skip only where a system package is missing and never
+ * under .ci/run), never comments, and never `.skip` / `.todo`.
  */
 const TITLE =
-  /(?:\b(?:it|test|describe)(?:\.(?:only|concurrent|sequential))?\(|\.each(?:<[^>]*>)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\()\s*(['"`])((?:(?!\1)[^\\]|\\.)*)\1/g;
+  /(?:\b(?:it|test|describe)(?:\.(?:only|concurrent|sequential))?\(|\.(?:skipIf|runIf)\([^()]*\)\(|\.each(?:<[^>]*>)?\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\()\s*(['"`])((?:(?!\1)[^\\]|\\.)*)\1/g;
 function titlesOf(source: string): string[] {
   return [...source.matchAll(TITLE)].map((m) => m[2] ?? '');
 }
@@ -30,6 +31,7 @@ describe('requirements', () => {
       '// [IN-COMMENT]',
       "it.skip('[SKIPPED] x', () => {});",
       "it('[TITLE] x', () => {});",
+      "describe.skipIf(missing)('[CONDITIONAL] z', () => {});",
       "describe('[SUITE] y', () => {});",
       "it.each([[1, 2]])('[EACH] %s', () => {});",
       "it.each<[string, unknown]>([['a', 1]])('[EACH-TYPED] %s', () => {});",
@@ -37,7 +39,8 @@ describe('requirements', () => {
       "const text = '[IN-STRING]';",
     ].join('\n');
     const found = titlesOf(source).join(' ');
-    for (const id of ['TITLE', 'SUITE', 'EACH', 'EACH-TYPED', 'EACH-NESTED']) expect(found).toContain(`[${id}]`);
+    for (const id of ['TITLE', 'SUITE', 'CONDITIONAL', 'EACH', 'EACH-TYPED', 'EACH-NESTED'])
+      expect(found).toContain(`[${id}]`);
     for (const id of ['IN-COMMENT', 'SKIPPED', 'IN-STRING']) expect(found).not.toContain(`[${id}]`);
   });
 

@@ -28,7 +28,22 @@ function findExecutable(name: string, candidates: string[]): string | undefined 
   return undefined;
 }
 
-/** The nginx binary, or an error saying how to get it (the test must fail, not skip, without it). */
+/**
+ * Which system packages the TLS proxy test needs and this machine lacks. On a fresh machine with only Node the test
+ * skips with a one-line notice; `.ci/run` installs both and sets `INTENT_MCP_REQUIRE_SYSTEM_PACKAGES=1`, under which a
+ * missing package fails the test instead (`requireNginx` / `requireOpenssl`).
+ */
+export function missingSystemPackages(): string[] {
+  const missing: string[] = [];
+  if (findExecutable('nginx', NGINX_CANDIDATES) === undefined) missing.push('nginx');
+  if (findExecutable('openssl', OPENSSL_CANDIDATES) === undefined) missing.push('openssl');
+  return missing;
+}
+
+/** Whether a missing system package must fail the tests (CI) rather than skip them (a fresh machine). */
+export const SYSTEM_PACKAGES_REQUIRED = process.env['INTENT_MCP_REQUIRE_SYSTEM_PACKAGES'] === '1';
+
+/** The nginx binary, or an error saying how to get it. */
 export function requireNginx(): string {
   const path = findExecutable('nginx', NGINX_CANDIDATES);
   if (path === undefined)
