@@ -168,6 +168,9 @@ export async function recognize(
     return errorReply(toIntentError(error, requestId));
   } finally {
     signal?.removeEventListener('abort', onAbort);
+    // Whatever the reply, the recognition is over: a request the machine did not end (a candidate over the size limit,
+    // say) must not stay live and hold a slot of the session.
+    if (endedWith === undefined) cancelQuietly(session, requestId);
   }
 }
 

@@ -154,6 +154,20 @@ describe('the executor loop [S03-EXECUTOR]', () => {
   });
 });
 
+describe('the executor loop leaves nothing live', () => {
+  it('a candidate over maxCandidateBytes ends the recognition with INPUT_INVALID and the request is not left live [S03-EXECUTOR]', async () => {
+    const { engine, instance } = harness({}, { limits: { maxCandidateBytes: 64 } });
+    const session = engine.openSession('executor');
+    for (let i = 0; i < 3; i++) {
+      const { executor } = scripted([answer(SEED_CANDIDATE)]);
+      const reply = await recognize(session, instance, executor, SEED_REQUEST);
+      expect(reply.isError && reply.error.code).toBe('INPUT_INVALID');
+    }
+    expect(session.size).toBe(0);
+    expect(engine.snapshot().sessions[0]?.live).toEqual([]);
+  });
+});
+
 describe('signal and deadline [S03-EXECUTOR]', () => {
   it('a signal aborting while the executor runs rejects ABORTED and aborts the executor’s signal [S03-EXECUTOR]', async () => {
     const { engine, instance } = harness();
