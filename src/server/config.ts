@@ -2,6 +2,7 @@
  * The standalone command's configuration (spec 05): the config file, the embedded default, flags over file, and the
  * public-origin rules. Everything invalid is an `IntentError` `CONFIG_INVALID` whose message names the problem.
  */
+import { constants } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
@@ -51,13 +52,15 @@ export function integerRange(field: IntegerField): { min: number; max: number } 
   return { min: number.minValue ?? Number.MIN_SAFE_INTEGER, max: number.maxValue ?? Number.MAX_SAFE_INTEGER };
 }
 
+/**
+ * The longest stdio line that can be read at all: a line is decoded into one string, and V8 holds no longer string
+ * (`buffer.constants.MAX_STRING_LENGTH`, about 512 MiB; a UTF-8 byte never decodes to more than one UTF-16 unit).
+ */
+export const STDIO_MAX_MESSAGE_BYTES = constants.MAX_STRING_LENGTH;
+
 export const StdioConfigSchema = z
   .object({
-    maxMessageBytes: z
-      .int()
-      .min(1024)
-      .max(2 ** 30)
-      .optional(),
+    maxMessageBytes: z.int().min(1024).max(STDIO_MAX_MESSAGE_BYTES).optional(),
   })
   .strict();
 
@@ -279,7 +282,8 @@ const STDIO_LIMIT_RULE = `${JSON_ESCAPE_FACTOR} × the largest accepted candidat
  * text is `maxInputChars + maxContextItems × maxContextItemChars`. The largest accepted candidate is the session gate
  * (top-level `limits.maxCandidateBytes`, default 1 MiB) or the largest instance's own limit, whichever is lower. The
  * default configuration gives 7 MiB. A configured value below the derived one is `CONFIG_INVALID`: it would refuse
- * requests the configuration accepts.
+ * requests the configuration accepts. Either is capped at {@link STDIO_MAX_MESSAGE_BYTES}: limits that would need a
+ * longer line (10,000 context items of 10 M characters, say) still get an answered error for such a line, never a crash.
  */
 export function stdioMessageLimit(config: ServerConfig): number {
   const topLimits = config.limits ?? {};
@@ -298,7 +302,10 @@ export function stdioMessageLimit(config: ServerConfig): number {
         limit(instance, 'maxInputChars') + limit(instance, 'maxContextItems') * limit(instance, 'maxContextItemChars'),
     ),
   );
-  const derived = JSON_ESCAPE_FACTOR * Math.max(candidate, requestText) + STDIO_ENVELOPE_BYTES;
+  const derived = Math.min(
+    STDIO_MAX_MESSAGE_BYTES,
+    JSON_ESCAPE_FACTOR * Math.max(candidate, requestText) + STDIO_ENVELOPE_BYTES,
+  );
   const configured = config.stdio?.maxMessageBytes;
   if (configured === undefined) return derived;
   if (configured < derived) throw serverErrors.stdioLimitTooLow(configured, derived, STDIO_LIMIT_RULE);

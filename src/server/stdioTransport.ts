@@ -325,14 +325,23 @@ export class StdioLineTransport implements Transport {
       this.#refuse(skipped.id, stdioRefusals.oversized(size, this.#maxMessageBytes), size);
       return;
     }
-    const text = (pieces.length === 1 ? (pieces[0] ?? Buffer.alloc(0)) : Buffer.concat(pieces, size)).toString('utf8');
-    const line = text.endsWith('\r') ? text.slice(0, -1) : text;
-    if (line.trim() === '') return;
     let value: unknown;
     try {
+      const text = (pieces.length === 1 ? (pieces[0] ?? Buffer.alloc(0)) : Buffer.concat(pieces, size)).toString(
+        'utf8',
+      );
+      const line = text.endsWith('\r') ? text.slice(0, -1) : text;
+      if (line.trim() === '') return;
       value = JSON.parse(line);
-    } catch {
-      this.#refuse(null, stdioRefusals.unparsable(), size);
+    } catch (error) {
+      // A line that cannot even become a string or a value (a limit past what V8 holds) is refused like any other.
+      this.#refuse(
+        null,
+        error instanceof SyntaxError
+          ? stdioRefusals.unparsable()
+          : stdioRefusals.oversized(size, this.#maxMessageBytes),
+        size,
+      );
       return;
     }
     let message: JSONRPCMessage;

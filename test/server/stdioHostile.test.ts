@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { stdioMessageLimit, parseServerConfig } from '../../src/server/config.js';
+import { STDIO_MAX_MESSAGE_BYTES, stdioMessageLimit, parseServerConfig } from '../../src/server/config.js';
 import { StdioLineTransport } from '../../src/server/stdioTransport.js';
 import { SEED_ARGS, SEED_CANDIDATE } from '../support/mcpFixtures.js';
 import { ensureBuilt, startCli, stopAllChildren, type ServingChild } from '../support/serverProcess.js';
@@ -77,6 +77,14 @@ describe('the stdio read limit [H08-STDIO-LIMIT]', () => {
       't',
     );
     expect(stdioMessageLimit(wideContext)).toBe(6 * (20_000 + 100 * 100_000) + MiB);
+    // Never past the longest line that can be decoded at all (V8's longest string): limits that would need more are
+    // capped, and a larger configured value is refused, so no accepted configuration lets one line crash the process.
+    const huge = parseServerConfig(
+      { instances: { a: { limits: { maxContextItems: 10_000, maxContextItemChars: 10_000_000 } } } },
+      't',
+    );
+    expect(stdioMessageLimit(huge)).toBe(STDIO_MAX_MESSAGE_BYTES);
+    expect(() => parseServerConfig({ stdio: { maxMessageBytes: 2 ** 30 } }, 't')).toThrow(/maxMessageBytes/);
     expect(stdioMessageLimit(parseServerConfig({ stdio: { maxMessageBytes: 100 * MiB } }, 't'))).toBe(100 * MiB);
     expect(() => stdioMessageLimit(parseServerConfig({ stdio: { maxMessageBytes: MiB } }, 't'))).toThrow(
       /stdio.maxMessageBytes .* below/,
