@@ -1,8 +1,9 @@
 /**
  * Reading an HTTP request body within three bounds (issue 8, item 11): its own size (4 MiB, spec 05), a read deadline,
- * and a budget of bytes buffered at once across the whole server. A body reserves its declared `Content-Length`
- * before a byte is read (and its actual size as it grows when none is declared), so stalled bodies cannot pile up
- * memory; the reservation is held until the response ends, because the parsed body lives as long as its request.
+ * and a budget of bytes buffered at once across the whole server. A body is charged for the bytes that have actually
+ * arrived, as they arrive, so stalled bodies cannot pile up memory; the charge is held until the response ends,
+ * because the parsed body lives as long as its request. A declared `Content-Length` reserves nothing: headers alone
+ * cost a client nothing to send, and reserving them let a few idle sockets lock every other client out.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { httpRefusals, type HttpRefusal } from './errors.js';
@@ -66,13 +67,6 @@ export function readBody(
       return;
     }
     const busy = (): BodyRefused => new BodyRefused(httpRefusals.bodyBudgetFull());
-    if (declared !== undefined) {
-      if (!budget.tryReserve(declared)) {
-        reject(busy());
-        return;
-      }
-      reserved = declared;
-    }
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
