@@ -10,11 +10,14 @@
  * the single place this library touches an SDK internal, and a test pins the behaviour.
  */
 import { McpServer, ProtocolError, ProtocolErrorCode, Server, type ServerContext } from '@modelcontextprotocol/server';
-import { toIntentError } from '../core/errors.js';
+import { quoteCaller, toIntentError } from '../core/errors.js';
 import { mcpErrors } from './errors.js';
 import type { IntentMcpAdapter, IntentMcpSession, ProtocolVersion } from './adapter.js';
 import { handoffErrors } from '../engine/replies.js';
 import { errorEnvelope } from './envelopes.js';
+
+/** The longest tool name MCP allows (2025-11-25: 1–128 characters). */
+const MAX_TOOL_NAME_CHARS = 128;
 
 type StoredHandler = (request: unknown, ctx: ServerContext) => Promise<Record<string, unknown>>;
 
@@ -121,9 +124,13 @@ export async function mountIntentMcpTools(
   protocolServer.setRequestHandler('tools/call', async (request, ctx) => {
     const { name } = request.params;
     if (!ours.has(name)) {
+      // A name longer than any tool name may be (MCP: 1–128 characters) names no tool: answer it here, quoting a short
+      // prefix, because the SDK's own "Tool <name> not found" would echo a caller's megabytes back.
+      if (name.length > MAX_TOOL_NAME_CHARS && !existing.has(name))
+        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${quoteCaller(name)} not found`);
       // Exact fall-through: every other name goes to the server's own handler, untouched.
       if (originalCall !== undefined) return (await originalCall(request, ctx)) as never;
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${quoteCaller(name)} not found`);
     }
     // One adapter session per connection needs the connection's revision, which is what this accessor reports on both
     // eras (the per-request envelope would only repeat it on 2026-07-28).

@@ -301,6 +301,26 @@ describe('listing and routing edge cases [SEED-MOUNT]', () => {
     expect(await handoff(again)).toBe(SEED_RESULT_TEXT);
   });
 
+  it('[SEED-MOUNT] [H08-ERROR-BOUND] a megabyte tool name gets a bounded not-found error, and the connection goes on', async () => {
+    const adapter = hostAdapter();
+    const server = echoServer();
+    await mountIntentMcpTools(adapter, server);
+    const client = await connect(server);
+    const name = 'x'.repeat(1_000_000);
+    let message = '';
+    try {
+      await client.callTool({ name, arguments: {} });
+    } catch (error) {
+      message = error instanceof Error ? error.message : String(error);
+    }
+    expect(message).toMatch(/not found/);
+    expect(message.length).toBeLessThan(400);
+    // A name of a legal length still falls through to the server's own handler, untouched.
+    expect(await client.callTool({ name: 'echo', arguments: { x: 'hi' } })).toEqual({
+      content: [{ type: 'text', text: 'echo:hi' }],
+    });
+  });
+
   it('[SEED-MOUNT] an McpServer without tools of its own lists only ours', async () => {
     const adapter = hostAdapter();
     const server = new McpServer({ name: 'bare', version: '1.0.0' });
