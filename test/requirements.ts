@@ -408,6 +408,10 @@ export const requirements: Requirement[] = [
     text: 'Nesting depth is bounded by an iterative check before anything recursive: a deep candidate is a correctable CANDIDATE_INVALID, deep arguments INPUT_INVALID, the same answer cold and warm.',
   },
   {
+    id: 'H08-PATTERN-LINEAR',
+    text: 'A field pattern that nests quantifiers runs on the linear-time engine, or is refused at configuration; no short value can freeze the process.',
+  },
+  {
     id: 'H08-ERROR-BOUND',
     text: 'Errors quote at most a short prefix of any caller string, and no error text exceeds MAX_ERROR_TEXT_CHARS.',
   },

@@ -2,6 +2,7 @@
  * A resolved, immutable instance model: validated configuration plus the per-request-shape caches the hot path uses
  * (compiled candidate schema, derived `outputSchema`, instructions).
  */
+import { compilePattern } from './pattern.js';
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { IntentError } from './errors.js';
@@ -90,7 +91,7 @@ export function resolveInstance(options: unknown, at = 'options'): InstanceModel
       type: spec.type,
       spec,
       required: spec.required ?? false,
-      pattern: spec.pattern === undefined ? undefined : new RegExp(spec.pattern, 'u'),
+      pattern: spec.pattern === undefined ? undefined : patternOf(spec.pattern),
       maxPatternValueChars: limits.maxPatternValueChars,
       task,
     };
@@ -143,6 +144,13 @@ export function resolveInstance(options: unknown, at = 'options'): InstanceModel
     },
   };
   return model;
+}
+
+/** The compiled field pattern; the schema already refused one that does not compile. */
+function patternOf(pattern: string): RegExp {
+  const compiled = compilePattern(pattern);
+  if (!compiled.ok) throw new Error(`pattern refused after validation: ${compiled.why}`);
+  return compiled.regexp;
 }
 
 const DEFAULT_PROBLEMS: Readonly<Record<FieldProblem, string>> = {

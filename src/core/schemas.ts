@@ -2,6 +2,7 @@
  * The zod schemas of every public shape (spec 02 and 06). They are the single source of truth: TypeScript types are
  * inferred from them and every JSON Schema (tool input/output schemas, the model's `outputSchema`) is derived from them.
  */
+import { compilePattern } from './pattern.js';
 import { z } from 'zod';
 
 export const SCHEMA_VERSION = '2.0-draft.6' as const;
@@ -108,11 +109,16 @@ export const FieldSpecSchema = z
           message: '"pattern" is only allowed on fields of type string',
         });
       else {
-        try {
-          new RegExp(spec.pattern, 'u');
-        } catch {
-          ctx.addIssue({ code: 'custom', path: ['pattern'], message: '"pattern" is not a valid regular expression' });
-        }
+        const compiled = compilePattern(spec.pattern);
+        if (!compiled.ok)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['pattern'],
+            message:
+              compiled.why === 'syntax'
+                ? '"pattern" is not a valid regular expression'
+                : '"pattern" nests quantifiers (it can backtrack for minutes on a short value) and uses a backreference or lookaround, which the linear engine cannot run; remove the nested quantifier',
+          });
       }
     }
     const numeric = spec.type === 'integer' || spec.type === 'number';

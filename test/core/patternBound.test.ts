@@ -10,9 +10,9 @@ import { validateCandidate } from '../../src/core/validate.js';
 
 const NOW = new Date('2026-03-04T05:06:07.000Z');
 
-function statusOf(limit: number | undefined, value: string): string | undefined {
+function statusOf(limit: number | undefined, value: string, pattern = '^a*$'): string | undefined {
   const instance = resolveInstance({
-    schema: { fields: { code: { type: 'string', pattern: '^a*$' } } },
+    schema: { fields: { code: { type: 'string', pattern } } },
     ...(limit === undefined ? {} : { limits: { maxPatternValueChars: limit } }),
   });
   const prepared = prepareRequest(instance, { input: 'the code', fields: ['code'] }, NOW);
@@ -44,5 +44,34 @@ describe('limits.maxPatternValueChars', () => {
 
   it.each([0, 1.5, Number.NaN, 100_001])('refuses %s with CONFIG_INVALID naming it', (bad) => {
     expect(() => resolveInstance({ limits: { maxPatternValueChars: bad } })).toThrow(/limits\/maxPatternValueChars/);
+  });
+});
+
+describe('patterns that can backtrack catastrophically [H08-PATTERN-LINEAR]', () => {
+  it('a nested-quantifier pattern runs in linear time: a value that took seconds is answered at once, correctly', () => {
+    // On the backtracking engine `^(\d+)+$` against 32 digits and an "x" took ~10 s of CPU (hostile test).
+    expect(statusOf(undefined, '1'.repeat(999) + 'x', '^(\\d+)+$')).toBe('invalid');
+    expect(statusOf(undefined, '1'.repeat(999), '^(\\d+)+$')).toBe('filled');
+    expect(statusOf(undefined, 'a.'.repeat(499) + '1', '^([a-z]+\\.)*[a-z]+$')).toBe('invalid');
+    expect(statusOf(undefined, 'ab.cd.ef', '^([a-z]+\\.)*[a-z]+$')).toBe('filled');
+  });
+
+  it('ordinary patterns keep their unicode semantics', () => {
+    expect(statusOf(undefined, '😀ab', '^.{3}$')).toBe('filled');
+  });
+
+  it('a nested-quantifier pattern the linear engine cannot run (a backreference, a lookaround) is CONFIG_INVALID', () => {
+    for (const pattern of ['^((a)\\2+)+$', '^(?=x)(\\d+)+$']) {
+      let code = '';
+      let message = '';
+      try {
+        resolveInstance({ schema: { fields: { code: { type: 'string', pattern } } } });
+      } catch (error) {
+        code = (error as { code?: string }).code ?? '';
+        message = (error as Error).message;
+      }
+      expect(code).toBe('CONFIG_INVALID');
+      expect(message).toMatch(/pattern/);
+    }
   });
 });
