@@ -24,11 +24,22 @@ export class HostOriginGuard {
 
   /** The header that is not allowed, or `undefined` when the request may go on. */
   refusedHeader(req: IncomingMessage): RefusedHeader | undefined {
-    // Only the Host header itself counts: X-Forwarded-Host / Forwarded never widen the list (spec 05).
+    // Only the Host header itself counts: X-Forwarded-Host / Forwarded never widen the list (spec 05). Node keeps the
+    // first of several Host (and Origin) headers; a request that sends two is ambiguous (RFC 9112 says 400) and is
+    // refused, and so is an absolute-form target (`POST http://other/mcp`), which names a host of its own.
+    if (countHeader(req, 'host') !== 1 || !(req.url ?? '').startsWith('/')) return 'Host';
     const host = req.headers.host?.toLowerCase();
     if (host === undefined || !this.#allowed.hosts.has(host)) return 'Host';
+    if (countHeader(req, 'origin') > 1) return 'Origin';
     const origin = req.headers.origin;
     if (origin !== undefined && !this.#allowed.origins.has(origin.toLowerCase())) return 'Origin';
     return undefined;
   }
+}
+
+/** How many times a header appears in the request as sent (`rawHeaders` alternates names and values). */
+function countHeader(req: IncomingMessage, name: string): number {
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]?.toLowerCase() === name) count += 1;
+  return count;
 }

@@ -205,6 +205,45 @@ describe('Host and Origin checks against a real listener [SEED-PUBLIC-ORIGIN]', 
     });
   });
 
+  describe('(b2) ambiguous requests, public origin https://mcp.example.com', () => {
+    let s: InProcessServer;
+    beforeAll(async () => {
+      s = await startInProcess({ publicOrigin: parsePublicOrigin('https://mcp.example.com') });
+    });
+    afterAll(async () => {
+      await s.close();
+    });
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
+    const head = (lines: string[]) =>
+      [
+        ...lines,
+        'Content-Type: application/json',
+        'Accept: application/json, text/event-stream',
+        `Content-Length: ${Buffer.byteLength(init)}`,
+        'Connection: close',
+        '',
+      ].join('\n');
+
+    it('[S05-HOST-ORIGIN-403] two Host headers (an allowed one first), two Origins, or an absolute-form target are refused with 403', async () => {
+      for (const lines of [
+        ['POST /mcp HTTP/1.1', 'Host: mcp.example.com', 'Host: evil.com'],
+        ['POST /mcp HTTP/1.1', 'Host: mcp.example.com', 'Origin: https://mcp.example.com', 'Origin: https://evil.com'],
+        ['POST http://evil.com/mcp HTTP/1.1', 'Host: mcp.example.com'],
+      ]) {
+        const res = await rawSocketRequest(s.port, head(lines), init);
+        expect(res.status, lines.join(' | ')).toBe(403);
+      }
+      // The same request with one Host header is served.
+      const ok = await rawSocketRequest(s.port, head(['POST /mcp HTTP/1.1', 'Host: mcp.example.com']), init);
+      expect(ok.status).toBe(200);
+    });
+  });
+
   describe('(c) public origin on a non-default port: https://mcp.example.com:8443', () => {
     let s: InProcessServer;
     beforeAll(async () => {
