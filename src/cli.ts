@@ -9,7 +9,14 @@ import { HANDOFF_STATES } from '../machines/handoff.js';
 import { IntentError } from './core/errors.js';
 import { toDot, toMermaid } from '../machines/diagram.js';
 import { IntentConfigBaseSchema } from './core/schemas.js';
-import { buildAdapter, httpOptionsOf, resolveServe, startServe, type ServeFlags } from './server/app.js';
+import {
+  buildAdapter,
+  httpOptionsOf,
+  resolveServe,
+  servedInstances,
+  startServe,
+  type ServeFlags,
+} from './server/app.js';
 import { HttpConfigSchema, SERVER_DEFAULTS, integerRange } from './server/config.js';
 import { LOG_LEVELS, createLogger } from './server/logger.js';
 import { VERSION } from './version.js';
@@ -141,7 +148,7 @@ program
     exitOnIntentError((file: string) => {
       const resolved = resolveServe({ config: file });
       const adapter = buildAdapter(resolved);
-      const instances = Object.entries(resolved.config.instances ?? {}).map(([name, instance]) => ({
+      const instances = Object.entries(servedInstances(resolved)).map(([name, instance]) => ({
         name,
         fields: Object.keys(instance.schema?.fields ?? {}),
         executor:

@@ -100,9 +100,14 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
 }
 
 /** Builds the `Intent`s of the config (with their executors) and the adapter. */
+/** The instances a resolved configuration serves: its own, or the embedded default's `main` when it names none. */
+export function servedInstances(resolved: ResolvedServe): NonNullable<ServerConfig['instances']> {
+  return resolved.config.instances ?? EMBEDDED_DEFAULT.instances ?? {};
+}
+
 export function buildAdapter(resolved: ResolvedServe, env: NodeJS.ProcessEnv = process.env): IntentMcpAdapter {
   const instances: Record<string, Intent> = {};
-  for (const [name, instanceConfig] of Object.entries(resolved.config.instances ?? EMBEDDED_DEFAULT.instances ?? {})) {
+  for (const [name, instanceConfig] of Object.entries(servedInstances(resolved))) {
     const { executor, ...intentOptions } = instanceConfig;
     if (resolved.mode === 'executor' && executor === undefined) throw serverErrors.executorMissing(name);
     try {

@@ -297,6 +297,14 @@ describe('check-config FILE', () => {
     expect(shown.tools).toEqual(HOST_TOOLS);
     expect(shown.instances.map((i) => i.name)).toEqual(['main']);
   });
+
+  it('[S05-CHECK-CONFIG] a config that names no instances lists the embedded default main it would serve', async () => {
+    const path = writeConfig(configDir(), 'no-instances.json', { http: { port: 4321 } });
+    const run = await runCli(['check-config', path]);
+    expect(run.code, run.stderr).toBe(0);
+    const shown = JSON.parse(run.stdout) as { instances: { name: string; fields: string[] }[] };
+    expect(shown.instances).toEqual([{ name: 'main', fields: [], executor: null }]);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------------------------------
