@@ -73,4 +73,22 @@ describe('the package entry', () => {
     for (const internal of ['closeRecord', 'prepareForExecutor', 'forgetSession', 'LiveRecord'])
       expect(engineDts).not.toContain(internal);
   });
+
+  it('[PUBLIC-SURFACE] an adapter and its sessions expose only their documented members, nothing a caller could bypass', async () => {
+    const adapter = api.createIntentMcpAdapter({ mode: 'host', instances: { main: new api.Intent({}) } });
+    const session = adapter.connect({ protocolVersion: '2025-11-25' });
+    const members = (object: object): string[] => {
+      const names = new Set<string>();
+      for (
+        let o: object | null = object;
+        o !== null && o !== Object.prototype;
+        o = Object.getPrototypeOf(o) as object | null
+      )
+        for (const name of Object.getOwnPropertyNames(o)) if (name !== 'constructor') names.add(name);
+      return [...names].sort();
+    };
+    expect(members(adapter)).toEqual(['close', 'closed', 'connect', 'inspect', 'mode', 'snapshot', 'tools']);
+    expect(members(session)).toEqual(['callTool', 'close', 'id', 'protocolVersion']);
+    await adapter.close();
+  });
 });

@@ -187,7 +187,11 @@ class Adapter implements IntentMcpAdapter {
       throw mcpErrors.connectOptions(first, PROTOCOL_VERSIONS);
     }
     if (this.#closed) throw mcpErrors.adapterClosed();
-    const session = new AdapterSession(this, this.#engine.openSession(parsed.data.label), parsed.data.protocolVersion);
+    const session = new AdapterSession(
+      this.#toolRunner,
+      this.#engine.openSession(parsed.data.label),
+      parsed.data.protocolVersion,
+    );
     this.#sessions.add(session);
     return session;
   }
@@ -209,18 +213,24 @@ class Adapter implements IntentMcpAdapter {
     return this.#engine.snapshot();
   }
 
-  /** @internal */
-  forget(session: AdapterSession): void {
+  /** What a session of this adapter may call; kept off the adapter object, so no caller reaches it. */
+  readonly #toolRunner: ToolRunner = {
+    kindOf: (name) => this.#kindOf(name),
+    run: (kind, name, engineSession, args, options) => this.#run(kind, name, engineSession, args, options),
+    forget: (session) => {
+      this.#forget(session);
+    },
+  };
+
+  #forget(session: AdapterSession): void {
     this.#sessions.delete(session);
   }
 
-  /** @internal */
-  kindOf(name: string): ToolKind | undefined {
+  #kindOf(name: string): ToolKind | undefined {
     return this.#byName.get(name);
   }
 
-  /** @internal */
-  async run(
+  async #run(
     kind: ToolKind,
     name: string,
     engineSession: EngineSession,
@@ -269,15 +279,28 @@ class Adapter implements IntentMcpAdapter {
   }
 }
 
+/** What an adapter session needs of its adapter. */
+interface ToolRunner {
+  kindOf(name: string): ToolKind | undefined;
+  run(
+    kind: ToolKind,
+    name: string,
+    engineSession: EngineSession,
+    args: unknown,
+    options: IntentParseOptions,
+  ): Promise<HandoffReply>;
+  forget(session: AdapterSession): void;
+}
+
 class AdapterSession implements IntentMcpSession {
   readonly id: string;
   readonly protocolVersion: ProtocolVersion;
-  readonly #adapter: Adapter;
+  readonly #adapter: ToolRunner;
   readonly #engineSession: EngineSession;
   #closed = false;
 
-  constructor(adapter: Adapter, engineSession: EngineSession, protocolVersion: ProtocolVersion) {
-    this.#adapter = adapter;
+  constructor(runner: ToolRunner, engineSession: EngineSession, protocolVersion: ProtocolVersion) {
+    this.#adapter = runner;
     this.#engineSession = engineSession;
     this.id = engineSession.id;
     this.protocolVersion = protocolVersion;
