@@ -283,7 +283,7 @@ export class HandoffEngine {
     const expiresAt = deadlineMs === undefined ? undefined : now + deadlineMs;
     const { requestId, token, tokenHash } = newCredentials();
     const task = hostTask(requestId, token, prepared, expiresAt);
-    const text = JSON.stringify(task);
+    const text = serialiseTask(task);
     const record: LiveRecord = {
       requestId,
       session,
@@ -584,6 +584,19 @@ export class HandoffEngine {
         finishedAt: this.clock.now(),
       });
     }
+  }
+}
+
+/**
+ * The HostTask's JSON. The request passed every bound it has, but its strings (a baseline's, say) can still add up to
+ * more than one JavaScript string holds: that is the caller's request being too large, not a bug.
+ */
+function serialiseTask(task: HostTask): string {
+  try {
+    return JSON.stringify(task);
+  } catch (error) {
+    if (error instanceof RangeError) throw handoffErrors.taskTooLarge();
+    throw error;
   }
 }
 

@@ -106,6 +106,12 @@ export const handoffErrors = {
       'The executor resolved with something other than the candidate text; it must resolve with a string.',
       { requestId, retryable: false },
     ),
+  taskTooLarge: () =>
+    new IntentError(
+      'INPUT_INVALID',
+      'The request is too large to hand out as one task; send a smaller baseline or context.',
+      { details: { issues: [{ path: '', message: 'The task built from this request is too large.' }] } },
+    ),
   engineClosed: () => new IntentError('SESSION_CLOSED', 'The engine was closed; create a new one.'),
   engineOption: (detail: string, path: string, message: string) =>
     new IntentError('CONFIG_INVALID', `HandoffEngine options ${detail}; fix the option.`, {
