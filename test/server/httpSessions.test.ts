@@ -158,7 +158,8 @@ describe('HttpSessionRegistry', () => {
 });
 
 describe('HostOriginGuard', () => {
-  const request = (headers: Record<string, string>): IncomingMessage => ({ headers }) as unknown as IncomingMessage;
+  const request = (headers: Record<string, string>): IncomingMessage =>
+    ({ headers, rawHeaders: Object.entries(headers).flat(), url: '/mcp' }) as unknown as IncomingMessage;
 
   it('allows the local addresses of the port actually bound, not of the port asked for', () => {
     const guard = new HostOriginGuard(0, undefined);
