@@ -7,7 +7,7 @@ import { IntentError } from '../../src/core/errors.js';
 import { isUnspecifiedAddress, parsePublicOrigin } from '../../src/server/config.js';
 import { serveHttp } from '../../src/server/http.js';
 import { runBuiltCommand } from '../support/httpChild.js';
-import { hostAdapter, silentLogger } from '../support/httpHelpers.js';
+import { hostAdapter, silentLogger, startInProcess } from '../support/httpHelpers.js';
 
 /** Spellings of 0.0.0.0 and :: that the resolver behind `listen` turns into "every interface". */
 const UNSPECIFIED_SPELLINGS = [
@@ -100,15 +100,7 @@ describe('wildcard binds [H08-BIND-ADDRESS]', () => {
 
 describe('listen failures are refusals too', () => {
   it('a port in use or an unknown host: exit 2 with one line, no stack trace', async () => {
-    const blocker = await serveHttp(hostAdapter(), {
-      host: '127.0.0.1',
-      port: 0,
-      path: '/mcp',
-      publicOrigin: undefined,
-      maxSessions: 4,
-      sessionIdleMs: 60_000,
-      logger: silentLogger,
-    });
+    const blocker = await startInProcess();
     try {
       const busy = await runBuiltCommand(['serve', '--transport', 'http', '--port', String(blocker.port)]);
       expect(busy.code).toBe(2);
@@ -124,15 +116,7 @@ describe('listen failures are refusals too', () => {
   }, 30_000);
 
   it('a bracketed IPv6 host is listened on bare', async () => {
-    const running = await serveHttp(hostAdapter(), {
-      host: '[::1]',
-      port: 0,
-      path: '/mcp',
-      publicOrigin: undefined,
-      maxSessions: 4,
-      sessionIdleMs: 60_000,
-      logger: silentLogger,
-    });
+    const running = await startInProcess({ host: '[::1]' });
     try {
       expect(running.url).toBe(`http://[::1]:${running.port}/mcp`);
     } finally {
