@@ -514,7 +514,8 @@ export class HandoffEngine {
     const [next] = transition(this.machine, snapshot, event);
     this.#announce(
       stored,
-      event.type,
+      // A retained reply handed out again is a `replay` step; any other late event keeps its own name.
+      next.context.answer === 'replay' ? 'replay' : event.type,
       stored.state,
       stateOf(next.value),
       next.context.answer,

@@ -7,8 +7,9 @@ import type { TerminalStoreUsage } from './terminalStore.js';
 
 /**
  * One step of one request, as the inspection stream reports it, in the domain's words: `event` is `prepare`, one of the
- * machine's five events (`ACCEPT`, `VALIDATED`, `CANCEL`, `DEADLINE`, `CLOSE`), or `evict` (the store dropped the
- * retained reply); `answer` is what the machine answered the event's sender. No token, no candidate text.
+ * machine's five events (`ACCEPT`, `VALIDATED`, `CANCEL`, `DEADLINE`, `CLOSE`), `replay` (a retained terminal reply
+ * handed out again) or `evict` (the store dropped the retained reply); `answer` is what the machine answered the
+ * event's sender. No token, no candidate text.
  */
 export interface HandoffTransition {
   at: string;

@@ -772,21 +772,23 @@ describe('inspection [S03-INSPECT]', () => {
     expectResult(await waiting);
     await session.accept(done.requestId, done.submissionToken, valid);
     session.cancel(idle.requestId, 'refusal');
-    // The inspection speaks the domain: a replay answered from the store is one ACCEPT step, and XState's own event
+    // The inspection speaks the domain: a replay answered from the store is one `replay` step, and XState's own event
     // names (init, stop) never show.
     expect(transitions.filter((t) => t.requestId === done.requestId).slice(3)).toEqual([
       {
         ...base,
         at: expect.any(String) as unknown,
         from: 'completed',
-        event: 'ACCEPT',
+        event: 'replay',
         to: 'completed',
         answer: 'replay',
         validations: 1,
       },
     ]);
     expect(transitions.filter((t) => t.event.startsWith('xstate'))).toEqual([]);
-    expect(new Set(transitions.map((t) => t.event))).toEqual(new Set(['prepare', 'ACCEPT', 'VALIDATED', 'CANCEL']));
+    expect(new Set(transitions.map((t) => t.event))).toEqual(
+      new Set(['prepare', 'ACCEPT', 'VALIDATED', 'CANCEL', 'replay']),
+    );
 
     const outputs = [JSON.stringify(transitions), JSON.stringify(snapshot), JSON.stringify(engine.snapshot())];
     for (const out of outputs) {
