@@ -6,15 +6,17 @@
  * - The machine decides, the engine executes. Every event leaves in `context.answer` what it meant for its sender, and
  *   every transition that ends a validation or the request (into `correcting` or a terminal state) emits `waiters`
  *   with what the callers waiting on it get — and, when it is terminal, how the request ended. The engine
- *   turns answers into replies through one table and never looks at a state name. The answers, by event:
+ *   turns answers into replies through one table and never looks at a state name; the answers are named for what the
+ *   caller gets, not for the state the request is in. The answers, by event:
  *   - ACCEPT: `validate` (a validation starts), `join` (same bytes as the running one), `conflict`, `feedback` (the same
  *     bad candidate again in `correcting`: its CANDIDATE_INVALID is replayed, free), `replay` (the stored terminal reply
- *     of the same last candidate), `cancelled_earlier` (HANDOFF_CANCELLED with the reason), `expired`, and in executor
- *     mode `rejected` (the executor repeated the candidate its one correction was for).
- *   - CANCEL: `cancelled`, `already_cancelled`, `already_completed`.
- *   - VALIDATED: `completed`, `invalid` (feedback, the correction is owed), `rejected` (budget spent), `failed` (the
- *     validation itself crashed: a bug, ended with reason `internal_error`, never the host's `incomplete`), `expired`.
- *   - DEADLINE: `expired`; CLOSE: `closed` (or `expired` when it arrives late).
+ *     of the same last candidate), `withdrawn_earlier` (HANDOFF_CANCELLED with the reason), `too_late`
+ *     (HANDOFF_EXPIRED), and in executor mode `rejected` (the executor repeated the candidate its one correction was
+ *     for).
+ *   - CANCEL: `withdrawn` (status `cancelled`), `already_cancelled`, `already_completed`.
+ *   - VALIDATED: `result`, `invalid` (feedback, the correction is owed), `rejected` (budget spent), `failed` (the
+ *     validation itself crashed: a bug, ended with reason `internal_error`, never the host's `incomplete`), `too_late`.
+ *   - DEADLINE: `too_late`; CLOSE: `closed` (or `too_late` when it arrives late).
  * - Retention is decided here too: `context.retain` says whether the terminal reply goes to the store (not after a
  *   session close, whose retained replies are dropped anyway; spec 04).
  * - `completed`, `cancelled` and `expired` are tagged `terminal` and absorb every event: ACCEPT and CANCEL get a
@@ -69,19 +71,19 @@ export type HandoffAnswer =
   | 'conflict'
   | 'feedback'
   | 'replay'
-  | 'cancelled_earlier'
-  | 'cancelled'
+  | 'withdrawn_earlier'
+  | 'withdrawn'
   | 'already_cancelled'
   | 'already_completed'
-  | 'completed'
+  | 'result'
   | 'invalid'
   | 'rejected'
   | 'failed'
-  | 'expired'
+  | 'too_late'
   | 'closed';
 
 /** What the callers waiting on a validation get when it ends, whichever way it ends. */
-export type WaiterAnswer = 'completed' | 'invalid' | 'rejected' | 'failed' | 'cancelled' | 'expired' | 'closed';
+export type WaiterAnswer = 'result' | 'invalid' | 'rejected' | 'failed' | 'withdrawn' | 'too_late' | 'closed';
 
 export interface HandoffContext {
   readonly requestId: string;
@@ -136,7 +138,7 @@ const tell = (value: WaiterAnswer) => ({ type: 'tellWaiters', params: { answer: 
 const expireLate = {
   guard: 'isPastDeadline',
   target: '#expired',
-  actions: [answer('expired'), tell('expired')],
+  actions: [answer('too_late'), tell('too_late')],
 } as const;
 
 export const handoffMachine = setup({
@@ -218,24 +220,24 @@ export const handoffMachine = setup({
         DEADLINE: {
           guard: 'hasDeadline',
           target: '#expired',
-          actions: [answer('expired'), tell('expired')],
+          actions: [answer('too_late'), tell('too_late')],
         },
         CANCEL: [
           {
             guard: 'isPastDeadline',
             target: '#expired',
-            actions: [answer('already_completed'), tell('expired')],
+            actions: [answer('already_completed'), tell('too_late')],
           },
           {
             target: '#cancelled',
-            actions: ['keepCancelReason', answer('cancelled'), tell('cancelled')],
+            actions: ['keepCancelReason', answer('withdrawn'), tell('withdrawn')],
           },
         ],
         CLOSE: [
           {
             guard: 'isPastDeadline',
             target: '#expired',
-            actions: ['forget', answer('expired'), tell('expired')],
+            actions: ['forget', answer('too_late'), tell('too_late')],
           },
           {
             target: '#cancelled',
@@ -272,7 +274,7 @@ export const handoffMachine = setup({
               {
                 guard: 'isValid',
                 target: '#completed',
-                actions: ['keepOutcome', answer('completed'), tell('completed')],
+                actions: ['keepOutcome', answer('result'), tell('result')],
               },
               {
                 guard: 'hasBudget',
@@ -316,7 +318,7 @@ export const handoffMachine = setup({
       id: 'cancelled',
       tags: ['terminal'],
       on: {
-        ACCEPT: { actions: answer('cancelled_earlier') },
+        ACCEPT: { actions: answer('withdrawn_earlier') },
         CANCEL: { actions: answer('already_cancelled') },
       },
     },
@@ -324,7 +326,7 @@ export const handoffMachine = setup({
       id: 'expired',
       tags: ['terminal'],
       on: {
-        ACCEPT: { actions: answer('expired') },
+        ACCEPT: { actions: answer('too_late') },
         CANCEL: { actions: answer('already_completed') },
       },
     },

@@ -362,9 +362,15 @@ export class HandoffEngine {
       live !== undefined
         ? this.#send(live, { type: 'CANCEL', reason, at: this.clock.now() }).context.answer
         : this.#askStored(session, requestId, { type: 'CANCEL', reason, at: this.clock.now() });
-    if (answer === 'cancelled' || answer === 'already_cancelled' || answer === 'already_completed')
-      return { requestId, status: answer };
-    throw toIntentError(new Error(`unexpected answer ${answer} to CANCEL`), requestId);
+    switch (answer) {
+      case 'withdrawn':
+        return { requestId, status: 'cancelled' };
+      case 'already_cancelled':
+      case 'already_completed':
+        return { requestId, status: answer };
+      default:
+        throw toIntentError(new Error(`unexpected answer ${answer} to CANCEL`), requestId);
+    }
   }
 
   /** @internal */
@@ -382,7 +388,7 @@ export class HandoffEngine {
 
   /**
    * The reply for an answer of the machine, for the event's sender or for the waiters of a validation. The one place
-   * where answers become replies; `result` is the normalised result behind a `completed` validation.
+   * where answers become replies; `result` is the normalised result behind a `result` answer.
    */
   #reply(
     requestId: string,
@@ -393,7 +399,7 @@ export class HandoffEngine {
     const outcome = context.outcome;
     const issues = outcome !== undefined && !outcome.ok && 'issues' in outcome ? outcome.issues : [];
     switch (answer) {
-      case 'completed':
+      case 'result':
         return result !== undefined && outcome?.ok === true
           ? successReply(result, outcome.text)
           : internalReply(requestId);
@@ -404,10 +410,10 @@ export class HandoffEngine {
         return errorReply(handoffErrors.candidateRejected(requestId, issues));
       case 'conflict':
         return errorReply(handoffErrors.conflict(requestId));
-      case 'expired':
+      case 'too_late':
         return errorReply(handoffErrors.expired(requestId));
-      case 'cancelled':
-      case 'cancelled_earlier':
+      case 'withdrawn':
+      case 'withdrawn_earlier':
         return errorReply(handoffErrors.cancelled(requestId, context.cancelReason ?? 'cancelled'));
       case 'closed':
         return errorReply(handoffErrors.sessionClosed(requestId));

@@ -74,7 +74,7 @@ function present(reply: HandoffReply, requestId: string, deadlineMs: number | un
 /** The reply for a request that ended while the executor was still writing its candidate. */
 function endedReply(answer: WaiterAnswer, requestId: string, deadlineMs: number | undefined): HandoffReply {
   switch (answer) {
-    case 'expired':
+    case 'too_late':
       return errorReply(handoffErrors.timeout(requestId, deadlineMs));
     case 'closed':
       return errorReply(handoffErrors.sessionClosed(requestId));
@@ -154,12 +154,12 @@ export async function recognize(
 
   try {
     const first = await ask(undefined);
-    if (first === undefined) return endedReply(endedWith ?? 'cancelled', requestId, deadlineMs);
+    if (first === undefined) return endedReply(endedWith ?? 'withdrawn', requestId, deadlineMs);
     let reply = await session.accept(requestId, submissionToken, first);
     if (reply.isError && reply.error.code === 'CANDIDATE_INVALID') {
       const issues = (reply.error.details?.['issues'] ?? []) as FeedbackItem[];
       const second = await ask({ candidateText: first, issues });
-      if (second === undefined) return endedReply(endedWith ?? 'cancelled', requestId, deadlineMs);
+      if (second === undefined) return endedReply(endedWith ?? 'withdrawn', requestId, deadlineMs);
       // A repeat of the first candidate is answered CANDIDATE_REJECTED by the machine: it was the one correction.
       reply = await session.accept(requestId, submissionToken, second);
     }

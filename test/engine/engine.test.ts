@@ -727,7 +727,7 @@ describe('inspection [S03-INSPECT]', () => {
     expect(transitions.slice(0, 3)).toEqual([
       { ...base, at, from: null, event: 'prepare', to: 'prepared', answer: 'none', validations: 0 },
       { ...base, at, from: 'prepared', event: 'ACCEPT', to: 'validating', answer: 'validate', validations: 1 },
-      { ...base, at, from: 'validating', event: 'VALIDATED', to: 'completed', answer: 'completed', validations: 1 },
+      { ...base, at, from: 'validating', event: 'VALIDATED', to: 'completed', answer: 'result', validations: 1 },
     ]);
 
     clock.increment(1000);

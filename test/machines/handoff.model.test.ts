@@ -193,7 +193,7 @@ const ROWS: readonly Row[] = [
     label: 'any live | ACCEPT at or after expiresAt → expired; HANDOFF_EXPIRED (judged by the clock, not the timer)',
     states: LIVE_STATES,
     applies: (c, e) => e.type === 'ACCEPT' && isLate(c, e),
-    expect: () => ({ state: 'expired', set: { answer: 'expired' } }),
+    expect: () => ({ state: 'expired', set: { answer: 'too_late' } }),
   },
   {
     label: 'any live | CANCEL at or after expiresAt → expired; already_completed',
@@ -205,13 +205,13 @@ const ROWS: readonly Row[] = [
     label: 'validating | a validation that ends at or after expiresAt is abandoned → expired',
     states: ['validating'],
     applies: (c, e) => e.type === 'VALIDATED' && isLate(c, e),
-    expect: () => ({ state: 'expired', set: { answer: 'expired' } }),
+    expect: () => ({ state: 'expired', set: { answer: 'too_late' } }),
   },
   {
     label: 'any live | session closes at or after expiresAt → expired; nothing of the session is retained',
     states: LIVE_STATES,
     applies: (c, e) => e.type === 'CLOSE' && isLate(c, e),
-    expect: () => ({ state: 'expired', set: { answer: 'expired', retain: false } }),
+    expect: () => ({ state: 'expired', set: { answer: 'too_late', retain: false } }),
   },
   {
     label: 'prepared | ACCEPT(X) → validating(X), validations = 1',
@@ -238,7 +238,7 @@ const ROWS: readonly Row[] = [
     label: 'validating | valid → completed with the IntentResult',
     states: ['validating'],
     applies: (c, e) => e.type === 'VALIDATED' && e.ok && !isLate(c, e),
-    expect: (_, e) => ({ state: 'completed', set: { outcome: outcomeOf(e), answer: 'completed' } }),
+    expect: (_, e) => ({ state: 'completed', set: { outcome: outcomeOf(e), answer: 'result' } }),
   },
   {
     label: 'validating | the validation itself crashed → cancelled (reason internal_error, never the host’s); INTERNAL',
@@ -289,14 +289,14 @@ const ROWS: readonly Row[] = [
     applies: onTime('CANCEL'),
     expect: (_, e) => ({
       state: 'cancelled',
-      set: { cancelReason: e.type === 'CANCEL' ? e.reason : undefined, answer: 'cancelled' },
+      set: { cancelReason: e.type === 'CANCEL' ? e.reason : undefined, answer: 'withdrawn' },
     }),
   },
   {
     label: 'any live | deadline passes (explicit deadline) → expired',
     states: LIVE_STATES,
     applies: (c, e) => e.type === 'DEADLINE' && c.expiresAt !== undefined,
-    expect: () => ({ state: 'expired', set: { answer: 'expired' } }),
+    expect: () => ({ state: 'expired', set: { answer: 'too_late' } }),
   },
   {
     label: 'any live | session closes → cancelled (reason session_closed); nothing of the session is retained',
@@ -338,13 +338,13 @@ const ROWS: readonly Row[] = [
     label: 'cancelled | ACCEPT → HANDOFF_CANCELLED (with the reason)',
     states: ['cancelled'],
     applies: is('ACCEPT'),
-    expect: () => ({ state: 'cancelled', set: { answer: 'cancelled_earlier' } }),
+    expect: () => ({ state: 'cancelled', set: { answer: 'withdrawn_earlier' } }),
   },
   {
     label: 'expired | ACCEPT → HANDOFF_EXPIRED',
     states: ['expired'],
     applies: is('ACCEPT'),
-    expect: () => ({ state: 'expired', set: { answer: 'expired' } }),
+    expect: () => ({ state: 'expired', set: { answer: 'too_late' } }),
   },
   // What the table leaves out, stated exactly: these events change nothing at all (not even the answer).
   {
@@ -544,15 +544,15 @@ function expectedWaiterAnswer(toName: HandoffState, t: HandoffContext): string |
     case 'correcting':
       return 'invalid';
     case 'completed':
-      return t.outcome?.ok === true ? 'completed' : 'rejected';
+      return t.outcome?.ok === true ? 'result' : 'rejected';
     case 'expired':
-      return 'expired';
+      return 'too_late';
     case 'cancelled':
       return t.cancelReason === 'session_closed'
         ? 'closed'
         : t.cancelReason === 'internal_error'
           ? 'failed'
-          : 'cancelled';
+          : 'withdrawn';
     default:
       return undefined;
   }
@@ -877,8 +877,8 @@ describe('handoff machine: paths', () => {
     }
     const answers = (type: HandoffEvent['type']) =>
       new Set(late.filter((e) => e.event.type === type).map((e) => e.to.context.answer));
-    expect(answers('ACCEPT')).toEqual(new Set(['expired']));
-    expect(answers('VALIDATED')).toEqual(new Set(['expired']));
+    expect(answers('ACCEPT')).toEqual(new Set(['too_late']));
+    expect(answers('VALIDATED')).toEqual(new Set(['too_late']));
     expect(answers('CANCEL')).toEqual(new Set(['already_completed']));
     // Without a deadline, the same arrival times never expire anything.
     const none = edgesOf(graphOf(undefined)).filter((e) => stateOf(e.to.value) === 'expired');
