@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { SEED_ARGS, SEED_CANDIDATE, SEED_RESULT_TEXT } from '../support/mcpFixtures.js';
 import { startBuiltServer, type ChildServer } from '../support/httpChild.js';
+import { sseDataOf } from '../support/httpHelpers.js';
 import { nastyString } from './support/arbitraries.js';
 import { ANSWER_GUARD_MS } from './support/child.js';
 import { SHAPE_ONLY, checkEnvelope, clip, fail, jsonEqual } from './support/checks.js';
@@ -81,17 +82,7 @@ function send(
 /** The JSON-RPC messages of a 2xx response: a JSON body or the data lines of an SSE stream. */
 function messagesOf(res: Response, where: string): Record<string, unknown>[] {
   let texts: string[];
-  if (res.type.startsWith('text/event-stream'))
-    texts = res.text
-      .split(/\r?\n\r?\n/)
-      .map((event) =>
-        event
-          .split(/\r?\n/)
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5).trimStart())
-          .join('\n'),
-      )
-      .filter((d) => d !== '');
+  if (res.type.startsWith('text/event-stream')) texts = sseDataOf(res.text);
   else if (res.type.startsWith('application/json')) texts = [res.text];
   else if (res.text === '') return [];
   else return fail(`${where}: a ${res.status} body of type "${res.type}": ${clip(res.text)}`);

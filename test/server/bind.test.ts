@@ -7,7 +7,7 @@ import { IntentError } from '../../src/core/errors.js';
 import { isUnspecifiedAddress, parsePublicOrigin } from '../../src/server/config.js';
 import { serveHttp } from '../../src/server/http.js';
 import { runBuiltCommand } from '../support/httpChild.js';
-import { hostAdapter, silentLogger, startInProcess } from '../support/httpHelpers.js';
+import { hostAdapter, serveOptions, startInProcess } from '../support/httpHelpers.js';
 
 /** Spellings of 0.0.0.0 and :: that the resolver behind `listen` turns into "every interface". */
 const UNSPECIFIED_SPELLINGS = [
@@ -64,15 +64,7 @@ describe('wildcard binds [H08-BIND-ADDRESS]', () => {
     async (host) => {
       let caught: unknown;
       try {
-        const running = await serveHttp(hostAdapter(), {
-          host,
-          port: 0,
-          path: '/mcp',
-          publicOrigin: undefined,
-          maxSessions: 4,
-          sessionIdleMs: 60_000,
-          logger: silentLogger,
-        });
+        const running = await serveHttp(hostAdapter(), serveOptions({ host }));
         await running.close();
       } catch (error) {
         caught = error;
@@ -84,15 +76,10 @@ describe('wildcard binds [H08-BIND-ADDRESS]', () => {
   );
 
   it('with a public origin an unspecified bind serves', async () => {
-    const running = await serveHttp(hostAdapter(), {
-      host: '0',
-      port: 0,
-      path: '/mcp',
-      publicOrigin: parsePublicOrigin('https://mcp.example.com'),
-      maxSessions: 4,
-      sessionIdleMs: 60_000,
-      logger: silentLogger,
-    });
+    const running = await serveHttp(
+      hostAdapter(),
+      serveOptions({ host: '0', publicOrigin: parsePublicOrigin('https://mcp.example.com') }),
+    );
     expect(running.port).toBeGreaterThan(0);
     await running.close();
   });

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { IntentError } from '../../src/core/errors.js';
 import { Intent } from '../../src/intent.js';
 import { createIntentMcpAdapter, type IntentMcpAdapter } from '../../src/mcp/adapter.js';
-import { MAX_BODY_BYTES, serveHttp, type HttpServeOptions } from '../../src/server/http.js';
+import { MAX_BODY_BYTES, serveHttp } from '../../src/server/http.js';
 import { createLogger, rateLimitedLog } from '../../src/server/logger.js';
 import { startFakeOpenAI, stopFakeOpenAI } from '../support/fakeOpenAI.js';
 import { startBuiltServer } from '../support/httpChild.js';
@@ -21,7 +21,7 @@ import {
   postInitialize,
   rawRequest,
   rawSession,
-  silentLogger,
+  serveOptions,
   stalledPost,
   startInProcess,
   type InProcessServer,
@@ -248,15 +248,7 @@ describe('session slots and options [H08-SLOTS] [S06-CONFIG-CHECKED]', () => {
     expect((await postInitialize(s.url)).status).toBe(200);
   });
 
-  const base: HttpServeOptions = {
-    host: '127.0.0.1',
-    port: 0,
-    path: '/mcp',
-    publicOrigin: undefined,
-    maxSessions: 4,
-    sessionIdleMs: 60_000,
-    logger: silentLogger,
-  };
+  const base = serveOptions();
   it.each([
     ['maxSessions', 0],
     ['maxSessions', Number.NaN],

@@ -38,20 +38,25 @@ export interface InProcessServer {
 }
 
 /** `serveHttp` on 127.0.0.1 with an ephemeral port and a silent logger; options override the defaults. */
-export async function startInProcess(
-  options: Partial<HttpServeOptions> & { adapter?: IntentMcpAdapter } = {},
-): Promise<InProcessServer> {
-  const { adapter = hostAdapter(), ...rest } = options;
-  const server = await serveHttp(adapter, {
+/** `serveHttp` options for a test listener: loopback, a free port, `/mcp`, no public origin, silent. */
+export function serveOptions(overrides: Partial<HttpServeOptions> = {}): HttpServeOptions {
+  return {
     host: '127.0.0.1',
     port: 0,
     path: '/mcp',
     publicOrigin: undefined,
-    maxSessions: 16,
+    maxSessions: 4,
     sessionIdleMs: 1_800_000,
     logger: silentLogger,
-    ...rest,
-  });
+    ...overrides,
+  };
+}
+
+export async function startInProcess(
+  options: Partial<HttpServeOptions> & { adapter?: IntentMcpAdapter } = {},
+): Promise<InProcessServer> {
+  const { adapter = hostAdapter(), ...rest } = options;
+  const server = await serveHttp(adapter, { ...serveOptions(), maxSessions: 16, ...rest });
   return {
     server,
     adapter,
@@ -135,22 +140,25 @@ export interface JsonRpcMessage {
   error?: { code: number; message: string; data?: unknown };
 }
 
+/** The data of each event of an SSE body (its `data:` lines joined), empty events left out. */
+export function sseDataOf(text: string): string[] {
+  return text
+    .split(/\r?\n\r?\n/)
+    .map((event) =>
+      event
+        .split(/\r?\n/)
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trimStart())
+        .join('\n'),
+    )
+    .filter((data) => data !== '');
+}
+
 /** The JSON-RPC messages of a response: a JSON body, or the `data:` lines of an SSE body. */
 export function messagesOf(res: RawResponse): JsonRpcMessage[] {
   const type = res.headers['content-type'] ?? '';
-  if (type.startsWith('text/event-stream')) {
-    return res.text
-      .split(/\r?\n\r?\n/)
-      .map((event) =>
-        event
-          .split(/\r?\n/)
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5).trimStart())
-          .join('\n'),
-      )
-      .filter((data) => data !== '')
-      .map((data) => JSON.parse(data) as JsonRpcMessage);
-  }
+  if (type.startsWith('text/event-stream'))
+    return sseDataOf(res.text).map((data) => JSON.parse(data) as JsonRpcMessage);
   expect(type, `body: ${res.text}`).toMatch(/^application\/json/);
   const parsed = JSON.parse(res.text) as JsonRpcMessage | JsonRpcMessage[];
   return Array.isArray(parsed) ? parsed : [parsed];
