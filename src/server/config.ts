@@ -6,6 +6,7 @@ import { constants } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
+import { quoteCaller } from '../core/errors.js';
 import { zodIssuesToFeedback } from '../core/feedback.js';
 import {
   MAX_TIMER_MS,
@@ -16,7 +17,7 @@ import {
   isValidName,
   type LimitsOverride,
 } from '../core/schemas.js';
-import { QUOTE_CHARS, serverErrors } from './errors.js';
+import { serverErrors } from './errors.js';
 import { MAX_BODY_BYTES } from './httpBody.js';
 
 /** Longest delay a Node timer honours: the ceiling of every millisecond option. */
@@ -220,7 +221,7 @@ export function parsePublicOrigin(value: string): PublicOrigin {
   }
   // The host must already be what browsers send: "0x7f.1" or "[0:0::1]" would be rewritten, so they are refused.
   if (url.hostname !== hostText.toLowerCase())
-    fail(`the host must be written as browsers send it (${JSON.stringify(url.hostname.slice(0, QUOTE_CHARS))})`);
+    fail(`the host must be written as browsers send it (${quoteCaller(url.hostname)})`);
   // URL drops the scheme's default port, so `host` is already "host" or "host:port" as spec 05 wants.
   return { origin: url.origin, host: url.host };
 }

@@ -5,26 +5,20 @@
  * wire answers for lines it cannot deliver. Each message says what to do next and quotes at most a short prefix of
  * anything an operator or a caller typed.
  */
-import { IntentError } from '../core/errors.js';
+import { IntentError, QUOTE_MAX_CHARS, quoteCaller } from '../core/errors.js';
 
-/** How much of an operator's or caller's string a message or log line quotes. */
-export const QUOTE_CHARS = 80;
 /** How much of an option value given in code (a number, normally) a message quotes. */
 const OPTION_VALUE_CHARS = 40;
 
-/** `text` for a message: its first {@link QUOTE_CHARS} characters, JSON-quoted. */
-function quoted(text: string): string {
-  return JSON.stringify(text.slice(0, QUOTE_CHARS));
-}
+/** An operator's or caller's string in a message: the core's bounded quote. */
+const quoted = quoteCaller;
 
-/** `value` for a message: at most {@link QUOTE_CHARS} characters, JSON-quoted, with anything before an "@" masked. */
+/** `value` for a message, quoted like any caller string, with anything before an "@" masked. */
 function shownOrigin(value: string): string {
-  const head = value.slice(0, QUOTE_CHARS * 4);
+  const head = value.slice(0, QUOTE_MAX_CHARS * 4);
   // Never echo credentials back, even in a refusal: everything after the scheme up to the last "@" goes, whatever the
   // slashes (a mistyped "https:user:pass@host" has none).
-  const masked = head.replace(/^([A-Za-z][A-Za-z0-9+.-]*:[/\\]*)?[^?#]*@/, '$1***@');
-  const short = masked.length > QUOTE_CHARS ? `${masked.slice(0, QUOTE_CHARS)}…` : masked;
-  return JSON.stringify(short);
+  return quoteCaller(head.replace(/^([A-Za-z][A-Za-z0-9+.-]*:[/\\]*)?[^?#]*@/, '$1***@'));
 }
 
 function configInvalid(message: string): IntentError {
