@@ -6,9 +6,10 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createMachine, type AnyStateMachine } from 'xstate';
+import type { AnyStateMachine } from 'xstate';
 import { HANDOFF_STATES, handoffMachine } from '../../machines/handoff.js';
 import { toDot, toMermaid } from '../../machines/diagram.js';
+import { editedHandoffMachine } from './support.js';
 import { ensureBuilt } from '../support/serverProcess.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -206,19 +207,7 @@ function logicalDotEdges(edges: DotEdge[]): ExpectedEdge[] {
 // ---------------------------------------------------------------------------------------------------------------------
 // An edited machine, to show the diagram follows the definition
 
-function cloneNode(n: NodeConfig): NodeConfig {
-  const copy: NodeConfig = { ...n };
-  if (n.on !== undefined) copy.on = { ...n.on };
-  if (n.states !== undefined)
-    copy.states = Object.fromEntries(Object.entries(n.states).map(([k, s]) => [k, cloneNode(s)]));
-  return copy;
-}
-
-function edited(edit: (root: NodeConfig) => void): AnyStateMachine {
-  const root = cloneNode(configOf(handoffMachine));
-  edit(root);
-  return createMachine(root as never, handoffMachine.implementations as never);
-}
+const edited = (edit: (root: NodeConfig) => void): AnyStateMachine => editedHandoffMachine(edit);
 
 /** One more live state (`paused`), one more final state (`archived`), one transition less (CLOSE). */
 const changedMachine = edited((root) => {

@@ -5,7 +5,7 @@
  * shows that the same check catches each kind of mistake.
  */
 import { describe, expect, it } from 'vitest';
-import { createMachine, transition, type SnapshotFrom } from 'xstate';
+import { transition, type SnapshotFrom } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, type AdjacencyValue } from 'xstate/graph';
 import {
   HANDOFF_STATES,
@@ -21,6 +21,7 @@ import {
   type HandoffMode,
   type HandoffState,
 } from '../../machines/handoff.js';
+import { editedHandoffMachine } from './support.js';
 
 type Snapshot = SnapshotFrom<HandoffMachine>;
 type Vertex = AdjacencyValue<Snapshot, HandoffEvent>;
@@ -619,20 +620,8 @@ interface NodeConfig {
   [key: string]: unknown;
 }
 
-function cloneNode(n: NodeConfig): NodeConfig {
-  const copy: NodeConfig = { ...n };
-  if (n.on !== undefined) copy.on = { ...n.on };
-  if (n.states !== undefined)
-    copy.states = Object.fromEntries(Object.entries(n.states).map(([k, s]) => [k, cloneNode(s)]));
-  return copy;
-}
-
 /** A machine built from an edited copy of the handoff config, with the same guard and action implementations. */
-function mutate(edit: (root: NodeConfig) => void): HandoffMachine {
-  const root = cloneNode(handoffMachine.config as unknown as NodeConfig);
-  edit(root);
-  return createMachine(root as never, handoffMachine.implementations as never) as unknown as HandoffMachine;
-}
+const mutate = (edit: (root: NodeConfig) => void): HandoffMachine => editedHandoffMachine(edit);
 
 const live = (root: NodeConfig): Record<string, NodeConfig> => root.states!.live!.states!;
 
