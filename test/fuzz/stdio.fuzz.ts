@@ -127,8 +127,11 @@ async function runStdio(items: readonly Item[], cuts: readonly [number, number],
     await sendItems(b, items.length);
     await send(clientLine('c-ping', 'ping'));
 
-    // Wait for the final ping, the client's accept and (for `answers`) every owed answer, within the harness guard.
+    // Wait for the final ping, the client's accept and (for `answers`) every owed answer, within the harness guard,
+    // and for the last line to end: answers may come in any order, so a line begun after the ping's answer (a large
+    // `tools/list` result, say) can still be arriving. Only a line that stays unterminated until the guard fails.
     await child.until((lines) => {
+      if (child.partial() !== '') return false;
       const messages = parseLines(lines);
       const ids = new Set(messages.filter((m) => !('method' in m)).map((m) => keyOf(m.id)));
       const client = ids.has(keyOf('c-ping')) && ids.has(keyOf('c-accept'));
