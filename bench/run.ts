@@ -303,6 +303,7 @@ const a = await compare(
           sessionId: 's',
           instance: 'travel',
           tokenHash: creds.tokenHash,
+          ended: 'result',
           state: 'completed',
           context: storedContext,
           reply: { isError: false, text: resultText },

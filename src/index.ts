@@ -77,6 +77,9 @@ export type { IntentMcpToolDefinition, IntentMcpToolAnnotations, IntentMcpMode }
 // machine itself and its diagrams.
 export type {
   HandoffTransition,
+  TransitionEvent,
+  ValidationOutcomeKind,
+  CandidateView,
   EngineSnapshot,
   LiveRequestView,
   RetainedRequestView,
@@ -98,4 +101,5 @@ export {
   type HandoffAnswer,
   type WaiterAnswer,
   type CancelReason,
+  type HandoffMode,
 } from '../machines/handoff.js';

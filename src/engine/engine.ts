@@ -27,12 +27,13 @@ import {
   type HandoffEmitted,
   type HandoffEvent,
   type HandoffMachine,
+  type HandoffMode,
   type HandoffState,
   type ValidationOutcome,
   type WaiterAnswer,
 } from '../../machines/handoff.js';
 import { systemClock, type HandoffClock } from './clock.js';
-import type { EngineSnapshot, HandoffTransition, LiveRequestView, SessionView } from './inspection.js';
+import type { EngineSnapshot, HandoffTransition, LiveRequestView, SessionView, TransitionEvent } from './inspection.js';
 import { candidateIdentity, newCredentials, shortHash, tokenMatches } from './identity.js';
 import { errorReply, handoffErrors, replyFromText, successReply, type HandoffReply } from './replies.js';
 import {
@@ -187,7 +188,8 @@ export class HandoffEngine {
     this.store = new TerminalStore({
       ...options.store,
       onEvict: (record) => {
-        this.#announce(record, 'evict', record.state, record.state, 'none', record.context.validations);
+        if (this.#listeners.size > 0)
+          this.#announce(this.#step(record, 'evict', record.state, record.state, record.context, undefined));
       },
     });
     this.maxPendingPerSession = options.maxPendingPerSession ?? LIMIT_DEFAULTS.maxPendingPerSession;
@@ -238,6 +240,8 @@ export class HandoffEngine {
       instance: r.instance,
       state: r.state,
       validations: r.context.validations,
+      ended: r.ended,
+      ...(r.context.cancelReason === undefined ? {} : { reason: r.context.cancelReason }),
       bytes: r.bytes,
       finishedAt: iso(r.finishedAt),
     }));
@@ -294,7 +298,7 @@ export class HandoffEngine {
       expiresAt,
       actor: this.#createActor(
         { requestId, sessionId: session.id, instance: instance.name },
-        { input: { requestId, expiresAt, mode: executor === undefined ? 'host' : 'executor' } },
+        { requestId, expiresAt, mode: executor === undefined ? 'host' : 'executor' },
       ),
       timer: undefined,
       run: undefined,
@@ -424,8 +428,11 @@ export class HandoffEngine {
     }
   }
 
-  #createActor(who: { requestId: string; sessionId: string; instance: string }, options: object): HandoffActor {
-    if (this.#listeners.size === 0) return createActor(this.machine, options as never);
+  #createActor(
+    who: { requestId: string; sessionId: string; instance: string },
+    input: { requestId: string; expiresAt: number | undefined; mode: HandoffMode },
+  ): HandoffActor {
+    if (this.#listeners.size === 0) return createActor(this.machine, { input });
     let from: HandoffState | null = null;
     const inspect = (ev: InspectionEvent): void => {
       if (ev.type !== '@xstate.snapshot') return;
@@ -434,42 +441,60 @@ export class HandoffEngine {
       if (type.startsWith('xstate.') && type !== 'xstate.init') return;
       const snap = ev.snapshot as HandoffSnapshot;
       const to = stateOf(snap.value);
-      this.#announce(
-        who,
-        type === 'xstate.init' ? 'prepare' : type,
-        from,
-        to,
-        snap.context.answer,
-        snap.context.validations,
-      );
+      const step =
+        type === 'xstate.init'
+          ? this.#step(who, 'prepare', null, to, snap.context, undefined)
+          : this.#step(who, type as HandoffEvent['type'], from, to, snap.context, ev.event as HandoffEvent);
+      if (step.event === 'prepare') {
+        step.mode = input.mode;
+        if (input.expiresAt !== undefined) step.expiresAt = new Date(input.expiresAt).toISOString();
+      }
+      this.#announce(step);
       from = to;
     };
-    return createActor(this.machine, { ...options, inspect } as never);
+    return createActor(this.machine, { input, inspect });
   }
 
-  #announce(
+  /**
+   * The transition record of one step (`inspection.ts`): what the event brought — its arrival time, a candidate's size
+   * and short hash, a validation's outcome, a cancel's reason — so that the machine can replay it.
+   */
+  #step(
     who: { requestId: string; sessionId: string; instance: string },
-    event: string,
+    name: TransitionEvent,
     from: HandoffState | null,
     to: HandoffState,
-    answer: HandoffAnswer,
-    validations: number,
-  ): void {
-    if (this.#listeners.size === 0) return;
-    const transition: HandoffTransition = {
-      at: new Date(this.clock.now()).toISOString(),
+    context: HandoffSnapshot['context'],
+    event: HandoffEvent | undefined,
+  ): HandoffTransition {
+    const step: HandoffTransition = {
+      at: new Date(event !== undefined && 'at' in event ? event.at : this.clock.now()).toISOString(),
       sessionId: who.sessionId,
       requestId: who.requestId,
       instance: who.instance,
       from,
-      event,
+      event: name,
       to,
-      answer,
-      validations,
+      answer: context.answer,
+      validations: context.validations,
     };
+    if (event?.type === 'ACCEPT')
+      step.candidate = {
+        bytes: Buffer.byteLength(event.candidate.text, 'utf8'),
+        hash: shortHash(event.candidate.hash),
+      };
+    else if (event?.type === 'VALIDATED')
+      step.outcome = event.ok ? 'valid' : 'crashed' in event ? 'crashed' : 'invalid';
+    if (event?.type === 'CANCEL') step.reason = event.reason;
+    else if (to === 'cancelled' && from !== 'cancelled' && context.cancelReason !== undefined)
+      step.reason = context.cancelReason;
+    return step;
+  }
+
+  #announce(step: HandoffTransition): void {
     for (const listener of this.#listeners) {
       try {
-        listener(transition);
+        listener(step);
       } catch {
         // A listener's failure must never disturb a request.
       }
@@ -518,15 +543,18 @@ export class HandoffEngine {
   #ask(stored: TerminalRecord, event: HandoffEvent): HandoffSnapshot {
     const snapshot = this.machine.resolveState({ value: stored.state, context: stored.context });
     const [next] = transition(this.machine, snapshot, event);
-    this.#announce(
-      stored,
-      // A retained reply handed out again is a `replay` step; any other late event keeps its own name.
-      next.context.answer === 'replay' ? 'replay' : event.type,
-      stored.state,
-      stateOf(next.value),
-      next.context.answer,
-      next.context.validations,
-    );
+    if (this.#listeners.size > 0)
+      this.#announce(
+        this.#step(
+          stored,
+          // A retained reply handed out again is a `replay` step; any other late event keeps its own name.
+          next.context.answer === 'replay' ? 'replay' : event.type,
+          stored.state,
+          stateOf(next.value),
+          next.context,
+          event,
+        ),
+      );
     return next;
   }
 
@@ -589,6 +617,7 @@ export class HandoffEngine {
         reply: reply === undefined ? undefined : { isError: reply.isError, text: reply.text },
         bytes: recordBytes(context, reply?.text),
         finishedAt: this.clock.now(),
+        ended: told?.answer ?? 'failed',
       });
     }
   }

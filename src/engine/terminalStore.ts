@@ -4,7 +4,7 @@
  * caller but not retained. Eviction, session close and restart all end in `HANDOFF_NOT_FOUND` on the next accept.
  */
 import { LRUCache } from 'lru-cache';
-import type { HandoffContext, HandoffState } from '../../machines/handoff.js';
+import type { HandoffContext, HandoffState, WaiterAnswer } from '../../machines/handoff.js';
 
 export const STORE_MAX_ITEMS = 32;
 export const STORE_MAX_BYTES = 8 * 1024 * 1024;
@@ -23,6 +23,8 @@ export interface TerminalRecord {
   readonly reply: { readonly isError: boolean; readonly text: string } | undefined;
   readonly bytes: number;
   readonly finishedAt: number;
+  /** How the request ended: what its waiters were told when the machine ended it. */
+  readonly ended: WaiterAnswer;
 }
 
 export interface TerminalStoreOptions {
@@ -39,6 +41,8 @@ export interface TerminalStoreUsage {
   maxItems: number;
   bytes: number;
   maxBytes: number;
+  /** Records the LRU bound dropped to make room since the store was made (not those dropped by a session close). */
+  evictions: number;
 }
 
 export function recordBytes(context: HandoffContext, replyText: string | undefined): number {
@@ -53,6 +57,7 @@ export class TerminalStore {
   readonly #cache: LRUCache<string, TerminalRecord>;
   readonly maxItems: number;
   readonly maxBytes: number;
+  #evictions = 0;
 
   constructor(options: TerminalStoreOptions = {}) {
     this.maxItems = options.maxItems ?? STORE_MAX_ITEMS;
@@ -62,13 +67,11 @@ export class TerminalStore {
       max: this.maxItems,
       maxSize: this.maxBytes,
       sizeCalculation: (record) => record.bytes,
-      ...(onEvict === undefined
-        ? {}
-        : {
-            dispose: (record: TerminalRecord, _key: string, reason: LRUCache.DisposeReason) => {
-              if (reason === 'evict') onEvict(record);
-            },
-          }),
+      dispose: (record: TerminalRecord, _key: string, reason: LRUCache.DisposeReason) => {
+        if (reason !== 'evict') return;
+        this.#evictions++;
+        onEvict?.(record);
+      },
     });
   }
 
@@ -101,6 +104,7 @@ export class TerminalStore {
       maxItems: this.maxItems,
       bytes: this.#cache.calculatedSize,
       maxBytes: this.maxBytes,
+      evictions: this.#evictions,
     };
   }
 

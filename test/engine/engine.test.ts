@@ -568,6 +568,8 @@ describe('the terminal store [SEED-STORE]', () => {
         validations: 1,
       }) as unknown,
     ]);
+    // Usage counts the LRU's evictions so far; a session close drops records without counting them.
+    expect(engine.store.usage().evictions).toBe(1);
     expectError(
       await session.accept(oldest.requestId, oldest.submissionToken, SEED_CANDIDATE),
       'HANDOFF_NOT_FOUND',
@@ -725,9 +727,30 @@ describe('inspection [S03-INSPECT]', () => {
     const base = { sessionId: session.id, requestId: done.requestId, instance: 'main' };
     const at = new Date(T0).toISOString();
     expect(transitions.slice(0, 3)).toEqual([
-      { ...base, at, from: null, event: 'prepare', to: 'prepared', answer: 'none', validations: 0 },
-      { ...base, at, from: 'prepared', event: 'ACCEPT', to: 'validating', answer: 'validate', validations: 1 },
-      { ...base, at, from: 'validating', event: 'VALIDATED', to: 'completed', answer: 'result', validations: 1 },
+      { ...base, at, from: null, event: 'prepare', to: 'prepared', answer: 'none', validations: 0, mode: 'host' },
+      {
+        ...base,
+        at,
+        from: 'prepared',
+        event: 'ACCEPT',
+        to: 'validating',
+        answer: 'validate',
+        validations: 1,
+        candidate: {
+          bytes: Buffer.byteLength(valid, 'utf8'),
+          hash: createHash('sha256').update(valid).digest('hex').slice(0, 12),
+        },
+      },
+      {
+        ...base,
+        at,
+        from: 'validating',
+        event: 'VALIDATED',
+        to: 'completed',
+        answer: 'result',
+        validations: 1,
+        outcome: 'valid',
+      },
     ]);
 
     clock.increment(1000);
@@ -783,8 +806,22 @@ describe('inspection [S03-INSPECT]', () => {
         to: 'completed',
         answer: 'replay',
         validations: 1,
+        candidate: { bytes: Buffer.byteLength(valid, 'utf8'), hash: hash(valid) },
       },
     ]);
+    // A CANCEL step carries its reason; the retained view says how each request ended.
+    expect(transitions.filter((t) => t.requestId === idle.requestId).at(-1)).toMatchObject({
+      event: 'CANCEL',
+      to: 'cancelled',
+      answer: 'withdrawn',
+      reason: 'refusal',
+    });
+    expect(engine.snapshot().retained.find((r) => r.requestId === idle.requestId)).toMatchObject({
+      state: 'cancelled',
+      ended: 'withdrawn',
+      reason: 'refusal',
+    });
+    expect(engine.snapshot().retained.find((r) => r.requestId === done.requestId)).toMatchObject({ ended: 'result' });
     expect(transitions.filter((t) => t.event.startsWith('xstate'))).toEqual([]);
     expect(new Set(transitions.map((t) => t.event))).toEqual(
       new Set(['prepare', 'ACCEPT', 'VALIDATED', 'CANCEL', 'replay']),

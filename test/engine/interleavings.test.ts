@@ -492,7 +492,7 @@ class World {
     // A validation abandoned by the close must not run afterwards.
     const seen = this.transitions.length;
     await nextTurn();
-    const late = this.transitions.slice(seen).filter((t) => t.event !== 'xstate.stop');
+    const late = this.transitions.slice(seen);
     if (late.length > 0) this.problem(`after close: late transitions ${JSON.stringify(late)}`);
     this.checkSnapshot('after close');
     this.#compareReplies();
