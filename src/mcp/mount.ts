@@ -30,7 +30,6 @@ const INVALID_PARAMS = -32602;
 export interface MountableServer {
   setRequestHandler(...args: never[]): unknown;
   registerCapabilities(...args: never[]): unknown;
-  getCapabilities(): unknown;
   onclose?: (() => void) | undefined;
 }
 
@@ -61,7 +60,6 @@ export interface IntentMcpMount {
 interface ProtocolServer {
   setRequestHandler(method: unknown, handler: (request: ToolsRequest, ctx: unknown) => Promise<unknown>): void;
   registerCapabilities(capabilities: { tools: object }): void;
-  getCapabilities(): { tools?: object } | undefined;
   onclose?: (() => void) | undefined;
   getNegotiatedProtocolVersion?: () => string | undefined;
 }
@@ -99,8 +97,7 @@ function isProtocolServer(value: unknown): value is ProtocolServer {
   return (
     isObject(value) &&
     typeof value['setRequestHandler'] === 'function' &&
-    typeof value['registerCapabilities'] === 'function' &&
-    typeof value['getCapabilities'] === 'function'
+    typeof value['registerCapabilities'] === 'function'
   );
 }
 
@@ -157,7 +154,6 @@ function reserveNames(server: ToolsMcpServer, adapter: IntentMcpAdapter): void {
 /** The connection's negotiated revision: v2 reports it; on v1 the mount records the `initialize` answer. */
 function negotiatedVersion(server: ProtocolServer, line: SdkLine, methods: LineMethods): () => string {
   if (line === 'v2') {
-    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the per-request envelope only repeats it on 2026-07-28
     return () => server.getNegotiatedProtocolVersion?.() ?? '';
   }
   let version = '';
@@ -237,7 +233,8 @@ export async function mountIntentMcpTools(
     previousOnclose?.();
   };
 
-  protocolServer.registerCapabilities({ tools: protocolServer.getCapabilities()?.tools ?? {} });
+  // Both lines merge capabilities key by key, so whatever `tools` already declares (listChanged) stays.
+  protocolServer.registerCapabilities({ tools: {} });
   protocolServer.setRequestHandler(methods.list, async (request, ctx) => {
     const own = originalList === undefined ? { tools: [] } : await originalList(request, ctx);
     // Our placeholders (McpServer) and any name of ours a hand-written handler lists later: ours are the real ones.
