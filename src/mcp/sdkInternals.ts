@@ -5,7 +5,7 @@
  * stored request handler: v2 (`@modelcontextprotocol/server`) keeps them behind the protected `_getRequestHandler`
  * accessor (the one its own role classes use), v1 (`@modelcontextprotocol/sdk`) in the private `_requestHandlers` map.
  * Everything else the mount does goes through public methods (`registerTool`, `setRequestHandler`,
- * `registerCapabilities`, `onclose`). `test/mcp/mountSdk.test.ts` pins this module against both lines.
+ * `registerCapabilities`, `onclose`). `test/mcp/mount.test.ts` (v2) and `test/mcp/mountV1.test.ts` (v1) pin it.
  *
  * Which line a server belongs to is read from the same place, so a second copy of either SDK (another release, a
  * nested install) is recognised by its shape, never by `instanceof`.
