@@ -460,6 +460,28 @@ export const requirements: Requirement[] = [
     text: 'Refusal logs truncate caller strings and are rate-limited, with a count of what was suppressed.',
   },
 
+  // --- issue 13, part A: packaging, mounting on both SDK lines, the Skill over MCP ------------------------------------
+  {
+    id: 'I13-PACK',
+    text: 'npm pack yields a tarball with dist that installs into a project with its own MCP server SDK (one copy), mounts there, completes a handoff, and runs intent-mcp --version.',
+  },
+  {
+    id: 'I13-MOUNT-SHAPE',
+    text: 'Mounting recognises a server by its public shape, never by instanceof: another copy of the SDK mounts too; anything else is CONFIG_INVALID.',
+  },
+  {
+    id: 'I13-MOUNT-LATE',
+    text: 'A tool registered after the mount under one of our names is refused at registration (or never listed twice); lists and calls keep working.',
+  },
+  {
+    id: 'I13-MOUNT-V1',
+    text: 'Mounting works on @modelcontextprotocol/sdk 1.x McpServer and Server over stdio and Streamable HTTP: fall-through, clash, one session per connection, a full handoff.',
+  },
+  {
+    id: 'I13-SKILL-MCP',
+    text: 'The standalone server serves the bundled Skill through the Skills extension (skill://intent-host/SKILL.md) and as an MCP prompt.',
+  },
+
   // --- spec 06: errors -----------------------------------------------------------------------------------------------
   { id: 'S06-CODES', text: 'Every error code has its category and retryability.' },
   {

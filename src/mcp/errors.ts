@@ -75,7 +75,12 @@ export const mcpErrors = {
   notAServer: () =>
     new IntentError(
       'CONFIG_INVALID',
-      'mountIntentMcpTools needs an McpServer or a Server from @modelcontextprotocol/server.',
+      'mountIntentMcpTools needs an McpServer or a Server from @modelcontextprotocol/server (v2) or @modelcontextprotocol/sdk (v1).',
+    ),
+  v1Unavailable: () =>
+    new IntentError(
+      'CONFIG_INVALID',
+      'This server is from @modelcontextprotocol/sdk 1.x, which intent-mcp cannot import: install it next to intent-mcp (npm install @modelcontextprotocol/sdk).',
     ),
   toolClash: (clashes: readonly string[]) =>
     new IntentError(

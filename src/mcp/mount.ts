@@ -1,28 +1,42 @@
 /**
- * Mounting the adapter's tools on an existing SDK server (spec 04, "Mounting on an existing SDK server").
+ * Mounting the adapter's tools on an existing SDK server (spec 04, "Mounting on an existing SDK server"), on both SDK
+ * lines: v2 (`@modelcontextprotocol/server`) and v1 (`@modelcontextprotocol/sdk` 1.x), `McpServer` or the low-level
+ * `Server` of either. Mount before `connect()`, after setting up your own tools. The server's own `tools/list` /
+ * `tools/call` handlers keep answering for its tools: our names go to the adapter, every other name falls through to
+ * the original handler unchanged.
  *
- * Works with `McpServer` and the low-level `Server` of `@modelcontextprotocol/server`. Mount before `connect()`, after
- * registering your own tools. The server's own `tools/list` / `tools/call` handlers keep answering for its tools: our
- * names go to the adapter, every other name falls through to the original handler unchanged.
- *
- * The SDK keeps request handlers in a map with no public getter; the mount reads the original handlers through the
- * protocol layer's `_getRequestHandler` accessor (the one the SDK's own role classes use) so it can chain them. That is
- * the single place this library touches an SDK internal, and a test pins the behaviour.
+ * Public API wherever the SDKs offer one: on an `McpServer` our names are reserved with `registerTool`, so the SDK
+ * itself refuses a tool the application registers later under one of them ("Tool intent_accept is already
+ * registered"); the handlers are replaced with `setRequestHandler`. Reading the handlers being chained has no public
+ * API on either line: that single touch point is `sdkInternals.ts`.
  */
-import { McpServer, ProtocolError, ProtocolErrorCode, Server, type ServerContext } from '@modelcontextprotocol/server';
 import { quoteCaller, toIntentError } from '../core/errors.js';
 import { mcpErrors } from './errors.js';
 import type { IntentMcpAdapter, IntentMcpSession, ProtocolVersion } from './adapter.js';
 import { handoffErrors } from '../engine/replies.js';
 import { errorEnvelope } from './envelopes.js';
+import { sdkLineOf, storedRequestHandler, type SdkLine, type StoredRequestHandler } from './sdkInternals.js';
 
 /** The longest tool name MCP allows (2025-11-25: 1–128 characters). */
 const MAX_TOOL_NAME_CHARS = 128;
+/** JSON-RPC "Invalid params": what both SDK lines answer for an unknown tool. */
+const INVALID_PARAMS = -32602;
 
-type StoredHandler = (request: unknown, ctx: ServerContext) => Promise<Record<string, unknown>>;
+/**
+ * A protocol-level server as the mount uses it: the low-level `Server` of `@modelcontextprotocol/server` (v2) or of
+ * `@modelcontextprotocol/sdk` (v1). Recognised by these public methods (and its SDK line), never by `instanceof`, so a
+ * second copy of the SDK (another release, a nested install) mounts like the first.
+ */
+export interface MountableServer {
+  setRequestHandler(...args: never[]): unknown;
+  registerCapabilities(...args: never[]): unknown;
+  onclose?: (() => void) | undefined;
+}
 
-interface HandlerAccess {
-  _getRequestHandler(method: string): StoredHandler | undefined;
+/** An `McpServer` of either SDK line, recognised by its public `server` and `registerTool`. */
+export interface MountableMcpServer {
+  readonly server: MountableServer;
+  registerTool(...args: never[]): unknown;
 }
 
 export interface MountIntentMcpToolsOptions {
@@ -42,8 +56,57 @@ export interface IntentMcpMount {
   close(): Promise<void>;
 }
 
+/** The public methods the mount calls, typed loosely enough for both lines. */
+interface ProtocolServer {
+  setRequestHandler(method: unknown, handler: (request: ToolsRequest, ctx: unknown) => Promise<unknown>): void;
+  registerCapabilities(capabilities: { tools: object }): void;
+  onclose?: (() => void) | undefined;
+  getNegotiatedProtocolVersion?: () => string | undefined;
+}
+interface ToolsRequest {
+  params?: { name?: unknown; arguments?: unknown; cursor?: string; protocolVersion?: string };
+}
+interface ToolsMcpServer {
+  server: ProtocolServer;
+  registerTool(name: string, config: { title?: string; description?: string }, cb: () => unknown): { remove(): void };
+}
+
+/** How one SDK line names the methods in `setRequestHandler` (v2: strings; v1: its own request schemas). */
+interface LineMethods {
+  list: unknown;
+  call: unknown;
+  initialize: unknown;
+}
+
+async function lineMethods(line: SdkLine): Promise<LineMethods> {
+  if (line === 'v2') return { list: 'tools/list', call: 'tools/call', initialize: 'initialize' };
+  try {
+    // v1 keys handlers by zod request schemas: its own, from the optional peer the application already uses.
+    const v1 = await import('@modelcontextprotocol/sdk/types.js');
+    return { list: v1.ListToolsRequestSchema, call: v1.CallToolRequestSchema, initialize: v1.InitializeRequestSchema };
+  } catch {
+    throw mcpErrors.v1Unavailable();
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null;
+}
+
+function isProtocolServer(value: unknown): value is ProtocolServer {
+  return (
+    isObject(value) &&
+    typeof value['setRequestHandler'] === 'function' &&
+    typeof value['registerCapabilities'] === 'function'
+  );
+}
+
+function isMcpServer(value: unknown): value is ToolsMcpServer {
+  return isObject(value) && typeof value['registerTool'] === 'function' && isProtocolServer(value['server']);
+}
+
 /** A server's existing tool names, read through its own `tools/list` handler (all pages). */
-async function existingToolNames(list: StoredHandler | undefined): Promise<string[]> {
+async function existingToolNames(list: StoredRequestHandler | undefined): Promise<string[]> {
   if (list === undefined) return [];
   const names: string[] = [];
   let cursor: string | undefined;
@@ -55,7 +118,7 @@ async function existingToolNames(list: StoredHandler | undefined): Promise<strin
         method: 'tools/list',
         params: cursor === undefined ? {} : { cursor },
       },
-      {} as ServerContext,
+      {},
     );
     for (const tool of (result['tools'] ?? []) as { name: string }[]) names.push(tool.name);
     cursor = typeof result['nextCursor'] === 'string' ? result['nextCursor'] : undefined;
@@ -65,37 +128,95 @@ async function existingToolNames(list: StoredHandler | undefined): Promise<strin
 }
 
 /**
- * Adds the adapter's tools to an SDK server. Throws `CONFIG_INVALID` (before registering anything) when a tool name is
- * already taken. One adapter session per SDK connection, opened on the first call from the negotiated protocol
- * revision and closed when the connection closes; the SDK's per-request `AbortSignal` becomes `options.signal`.
+ * Reserves our names on an `McpServer` through `registerTool`, so the SDK refuses a later registration under one of
+ * them; this also makes the `McpServer` install its own tool handlers now, which the mount then chains. The
+ * placeholders are never listed or called: the mount's handlers answer for our names first. When the server's tool
+ * handlers were set by hand on its low-level `server`, `registerTool` fails for that reason and the mount chains them.
+ */
+function reserveNames(server: ToolsMcpServer, adapter: IntentMcpAdapter): void {
+  const reserved: { remove(): void }[] = [];
+  for (const tool of adapter.tools) {
+    try {
+      reserved.push(
+        server.registerTool(tool.name, { title: tool.title, description: tool.description }, () => {
+          throw mcpErrors.bug(`the placeholder of ${tool.name} was called`);
+        }),
+      );
+    } catch (error) {
+      for (const placeholder of reserved.reverse()) placeholder.remove();
+      // A registered (perhaps disabled, hence unlisted) tool of the same name.
+      if (error instanceof Error && /already registered/i.test(error.message)) throw mcpErrors.toolClash([tool.name]);
+      return;
+    }
+  }
+}
+
+/** The connection's negotiated revision: v2 reports it; on v1 the mount records the `initialize` answer. */
+function negotiatedVersion(server: ProtocolServer, line: SdkLine, methods: LineMethods): () => string {
+  if (line === 'v2') {
+    return () => server.getNegotiatedProtocolVersion?.() ?? '';
+  }
+  let version = '';
+  const initialize = storedRequestHandler(server, line, 'initialize');
+  if (initialize !== undefined)
+    server.setRequestHandler(methods.initialize, async (request, extra) => {
+      const result = await initialize(request, extra);
+      version = typeof result['protocolVersion'] === 'string' ? result['protocolVersion'] : '';
+      return result;
+    });
+  const previousOnclose = server.onclose;
+  server.onclose = () => {
+    version = '';
+    previousOnclose?.();
+  };
+  return () => version;
+}
+
+function signalOf(ctx: unknown): AbortSignal | undefined {
+  if (!isObject(ctx)) return undefined;
+  // v2: ctx.mcpReq.signal; v1: extra.signal.
+  const request = ctx['mcpReq'];
+  const signal = isObject(request) ? request['signal'] : ctx['signal'];
+  return signal instanceof AbortSignal ? signal : undefined;
+}
+
+function toolNotFound(name: string): Error {
+  return Object.assign(new Error(`Tool ${quoteCaller(name)} not found`), { code: INVALID_PARAMS });
+}
+
+/**
+ * Adds the adapter's tools to an SDK server: an `McpServer` or a low-level `Server`, of `@modelcontextprotocol/server`
+ * (v2) or `@modelcontextprotocol/sdk` 1.x (v1), recognised by its public shape (never `instanceof`, so another copy or
+ * release of the SDK mounts too). Throws `CONFIG_INVALID` (before registering anything) when a tool name is already
+ * taken; on an `McpServer` a tool registered after the mount under one of our names is refused by the SDK's
+ * `registerTool`. On a low-level `Server`, set your `tools/list` / `tools/call` handlers before mounting; a name of
+ * ours that your handler lists later is left out of the list (calls of our names reach the adapter), so no tool is
+ * ever listed twice.
+ *
+ * One adapter session per SDK connection, opened on the first call from the negotiated protocol revision and closed
+ * when the connection closes; the SDK's per-request `AbortSignal` becomes `options.signal`. The mount does not add
+ * the bundled Skill: that is the application's choice (README, "Mounting").
  */
 export async function mountIntentMcpTools(
   adapter: IntentMcpAdapter,
-  // eslint-disable-next-line @typescript-eslint/no-deprecated
-  server: McpServer | Server,
+  server: MountableMcpServer | MountableServer,
   options: MountIntentMcpToolsOptions = {},
 ): Promise<IntentMcpMount> {
-  const protocolServer = server instanceof McpServer ? server.server : server;
-  // The low-level Server is deprecated for building tools by hand, not for mounting: spec 04 supports both.
-  // eslint-disable-next-line @typescript-eslint/no-deprecated
-  if (!(protocolServer instanceof Server)) throw mcpErrors.notAServer();
-  if (server instanceof McpServer) {
-    // McpServer installs its tool handlers lazily on the first registerTool; install them now so that tools registered
-    // after the mount join the same handlers instead of colliding with ours.
-    const lazy = server as unknown as { setToolRequestHandlers?: () => void };
-    try {
-      lazy.setToolRequestHandlers?.();
-    } catch {
-      // Someone already set tools/list by hand; we chain whatever is there.
-    }
-  }
-  const access = protocolServer as unknown as HandlerAccess;
-  const originalList = access._getRequestHandler('tools/list');
-  const originalCall = access._getRequestHandler('tools/call');
+  const mcpServer = isMcpServer(server) ? server : undefined;
+  const protocolServer = mcpServer?.server ?? (isProtocolServer(server) ? server : undefined);
+  const line = protocolServer === undefined ? undefined : sdkLineOf(protocolServer);
+  if (protocolServer === undefined || line === undefined) throw mcpErrors.notAServer();
+  const methods = await lineMethods(line);
+  const ours = new Set(adapter.tools.map((t) => t.name));
 
-  const existing = new Set(await existingToolNames(originalList));
+  const existing = new Set(await existingToolNames(storedRequestHandler(protocolServer, line, 'tools/list')));
   const clashes = adapter.tools.map((t) => t.name).filter((n) => existing.has(n));
   if (clashes.length > 0) throw mcpErrors.toolClash(clashes);
+  if (mcpServer !== undefined) reserveNames(mcpServer, adapter);
+  // Read after the reservation: an McpServer installs its handlers on its first registerTool.
+  const originalList = storedRequestHandler(protocolServer, line, 'tools/list');
+  const originalCall = storedRequestHandler(protocolServer, line, 'tools/call');
+  const versionOf = negotiatedVersion(protocolServer, line, methods);
 
   let session: IntentMcpSession | undefined;
   /** Set by `close()`: this connection's calls answer SESSION_CLOSED until the connection itself ends. */
@@ -112,32 +233,31 @@ export async function mountIntentMcpTools(
     previousOnclose?.();
   };
 
-  protocolServer.registerCapabilities({ tools: protocolServer.getCapabilities().tools ?? {} });
-  protocolServer.setRequestHandler('tools/list', async (request, ctx) => {
+  // Both lines merge capabilities key by key, so whatever `tools` already declares (listChanged) stays.
+  protocolServer.registerCapabilities({ tools: {} });
+  protocolServer.setRequestHandler(methods.list, async (request, ctx) => {
     const own = originalList === undefined ? { tools: [] } : await originalList(request, ctx);
-    const tools = (own['tools'] ?? []) as object[];
+    // Our placeholders (McpServer) and any name of ours a hand-written handler lists later: ours are the real ones.
+    const tools = ((own['tools'] ?? []) as { name?: unknown }[]).filter(
+      (t) => typeof t.name !== 'string' || !ours.has(t.name),
+    );
     // With a paginated original list, ours go on its last page only, so every tool is listed exactly once.
     const last = typeof own['nextCursor'] !== 'string';
-    return { ...own, tools: last ? [...tools, ...adapter.tools] : tools } as never;
+    return { ...own, tools: last ? [...tools, ...adapter.tools] : tools };
   });
-  const ours = new Set(adapter.tools.map((t) => t.name));
-  protocolServer.setRequestHandler('tools/call', async (request, ctx) => {
-    const { name } = request.params;
+  protocolServer.setRequestHandler(methods.call, async (request, ctx) => {
+    const name = typeof request.params?.name === 'string' ? request.params.name : '';
     if (!ours.has(name)) {
       // A name longer than any tool name may be (MCP: 1–128 characters) names no tool: answer it here, quoting a short
       // prefix, because the SDK's own "Tool <name> not found" would echo a caller's megabytes back.
-      if (name.length > MAX_TOOL_NAME_CHARS && !existing.has(name))
-        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${quoteCaller(name)} not found`);
+      if (name.length > MAX_TOOL_NAME_CHARS && !existing.has(name)) throw toolNotFound(name);
       // Exact fall-through: every other name goes to the server's own handler, untouched.
-      if (originalCall !== undefined) return (await originalCall(request, ctx)) as never;
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${quoteCaller(name)} not found`);
+      if (originalCall !== undefined) return originalCall(request, ctx);
+      throw toolNotFound(name);
     }
-    // One adapter session per connection needs the connection's revision, which is what this accessor reports on both
-    // eras (the per-request envelope would only repeat it on 2026-07-28).
-    // eslint-disable-next-line @typescript-eslint/no-deprecated
-    const version = protocolServer.getNegotiatedProtocolVersion() ?? '';
+    const version = versionOf();
     if (closedByOwner || (session === undefined && adapter.closed))
-      return errorEnvelope(handoffErrors.sessionClosed(), version) as never;
+      return errorEnvelope(handoffErrors.sessionClosed(), version);
     if (session === undefined) {
       try {
         session = adapter.connect({
@@ -146,11 +266,12 @@ export async function mountIntentMcpTools(
         });
       } catch (error) {
         // An unsupported revision, or an adapter closed by its owner: our tools answer with the error, as envelopes.
-        return errorEnvelope(toIntentError(error), version) as never;
+        return errorEnvelope(toIntentError(error), version);
       }
     }
-    const result = await session.callTool(name, request.params.arguments, { signal: ctx.mcpReq.signal });
-    return (result ?? errorEnvelope(toIntentError(new Error('tool vanished')), version)) as never;
+    const signal = signalOf(ctx);
+    const result = await session.callTool(name, request.params?.arguments, signal === undefined ? {} : { signal });
+    return result ?? errorEnvelope(toIntentError(new Error('tool vanished')), version);
   });
 
   return {

@@ -7,6 +7,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { PROTOCOL_VERSIONS, type IntentMcpAdapter } from '../mcp/adapter.js';
 import { VERSION } from '../version.js';
 import { mountIntentMcpTools } from '../mcp/mount.js';
+import { attachBundledSkill } from './skill.js';
 
 /** Revisions from this year on are the modern era (`MCP-Protocol-Version` compares as text). */
 export const MODERN_ERA_FROM = '2026';
@@ -42,5 +43,7 @@ export async function createMountedServer(
   });
   // `mount.close()` answers the connection's waiters and every later call of our tools SESSION_CLOSED (mount.ts).
   const mount = await mountIntentMcpTools(adapter, server, label === undefined ? {} : { label });
+  // The Skill that tells a host model how to run a handoff, discoverable over MCP (issue 13; skill.ts).
+  await attachBundledSkill(server);
   return { server, drain: () => mount.close() };
 }

@@ -5,6 +5,7 @@
  */
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer, Server } from '@modelcontextprotocol/server';
+import { createRequire } from 'node:module';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { HandoffTransition } from '../../src/engine/engine.js';
@@ -589,5 +590,94 @@ describe('one adapter session per connection [SEED-MOUNT]', () => {
     expect(after.sessions.find((s) => s.id === idB)?.closed).toBe(false);
     expect(await handoff(b)).toBe(SEED_RESULT_TEXT);
     expect(() => adapter.connect({ protocolVersion: '2025-11-25' })).not.toThrow();
+  });
+});
+
+describe('tools registered after the mount [I13-MOUNT-LATE]', () => {
+  it('[I13-MOUNT-LATE] on McpServer a clashing name is refused at registration; a new name joins; lists and calls keep working', async () => {
+    const adapter = hostAdapter();
+    const server = echoServer();
+    await mountIntentMcpTools(adapter, server);
+    for (const name of HOST_TOOLS)
+      expect(() =>
+        server.registerTool(name, { description: 'Theirs.' }, () => ({ content: [{ type: 'text', text: 'theirs' }] })),
+      ).toThrow(new RegExp(`${name}.*already registered`));
+    server.registerTool(
+      'later',
+      { description: 'After the mount.', inputSchema: z.object({ n: z.number() }) },
+      ({ n }) => ({
+        content: [{ type: 'text', text: `later:${n}` }],
+      }),
+    );
+    const client = await connect(server);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(['echo', 'later', ...HOST_TOOLS]);
+    const listed = (await client.listTools()).tools;
+    for (const tool of adapter.tools)
+      expect(listed.find((t) => t.name === tool.name)?.inputSchema).toEqual(tool.inputSchema);
+    expect(await client.callTool({ name: 'later', arguments: { n: 3 } })).toEqual({
+      content: [{ type: 'text', text: 'later:3' }],
+    });
+    expect(await handoff(client)).toBe(SEED_RESULT_TEXT);
+  });
+
+  it('[I13-MOUNT-LATE] on McpServer a disabled tool of the same name (unlisted, still registered) is a clash: CONFIG_INVALID, nothing left behind', async () => {
+    const adapter = hostAdapter();
+    const server = echoServer();
+    server
+      .registerTool('intent_cancel', { description: 'Theirs, disabled.' }, () => ({
+        content: [{ type: 'text', text: 'theirs' }],
+      }))
+      .disable();
+    const error = await rejectionOf(mountIntentMcpTools(adapter, server));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain('intent_cancel');
+    const client = await connect(server);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+  });
+
+  it('[I13-MOUNT-LATE] on the low-level Server a name of ours its handler lists later is listed once, and calls reach the adapter', async () => {
+    const adapter = hostAdapter();
+    const tools: object[] = [WEATHER_TOOL];
+    const { server, calls } = lowLevelServer(tools);
+    await mountIntentMcpTools(adapter, server);
+    tools.push({ name: 'intent_accept', inputSchema: { type: 'object' } });
+    const client = await connect(server);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(['weather', ...HOST_TOOLS]);
+    expect(await handoff(client)).toBe(SEED_RESULT_TEXT);
+    expect(calls).toEqual([]);
+  });
+});
+
+describe('servers recognised by shape [I13-MOUNT-SHAPE]', () => {
+  it('[I13-MOUNT-SHAPE] an McpServer and a Server from another copy of the SDK (its CommonJS build) mount and serve a handoff', async () => {
+    const require = createRequire(import.meta.url);
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- see LowLevelServer
+    const other = require('@modelcontextprotocol/server') as { McpServer: typeof McpServer; Server: typeof Server };
+    expect(other.McpServer).not.toBe(McpServer);
+    const adapter = hostAdapter();
+    const mcp = new other.McpServer({ name: 'other-copy', version: '1.0.0' });
+    await mountIntentMcpTools(adapter, mcp);
+    const client = await connect(mcp);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(HOST_TOOLS);
+    expect(await handoff(client)).toBe(SEED_RESULT_TEXT);
+
+    const low = new other.Server({ name: 'other-low', version: '1.0.0' }, { capabilities: {} });
+    await mountIntentMcpTools(hostAdapter(), low);
+    const lowClient = await connect(low, 'low');
+    expect((await lowClient.listTools()).tools.map((t) => t.name)).toEqual(HOST_TOOLS);
+    expect(await handoff(lowClient)).toBe(SEED_RESULT_TEXT);
+  });
+
+  it('[I13-MOUNT-SHAPE] anything that is not an SDK server is CONFIG_INVALID naming both SDK packages', async () => {
+    const adapter = hostAdapter();
+    const lookalike = { setRequestHandler: () => undefined, registerCapabilities: () => undefined };
+    for (const candidate of [{}, lookalike, { server: lookalike, registerTool: () => undefined }, null]) {
+      const error = await rejectionOf(mountIntentMcpTools(adapter, candidate as never));
+      expect(error.code).toBe('CONFIG_INVALID');
+      expect(error.message).toContain('@modelcontextprotocol/server');
+      expect(error.message).toContain('@modelcontextprotocol/sdk');
+    }
   });
 });

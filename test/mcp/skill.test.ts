@@ -1,11 +1,16 @@
 /**
  * The bundled Skill (spec 04, "The bundled Skill"): skills/intent-host/SKILL.md in the Agent Skills format, telling a
- * host model how to run a handoff, and shipped in the package.
+ * host model how to run a handoff, shipped in the package and served over MCP by the standalone server (issue 13):
+ * through the SDK's Skills extension and as an MCP prompt, on every revision the command serves on stdio.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/client';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../support/serverProcess.js';
 
 const SKILLS_DIR = new URL('../../skills/', import.meta.url);
 const skill = readFileSync(new URL('intent-host/SKILL.md', SKILLS_DIR), 'utf8');
@@ -122,4 +127,72 @@ describe('packaging [SEED-SKILL]', () => {
     const [listing] = JSON.parse(packed) as [{ files: { path: string }[] }];
     expect(listing.files.map((f) => f.path)).toContain('skills/intent-host/SKILL.md');
   });
+});
+
+describe('the Skill over MCP, from the built command on stdio [I13-SKILL-MCP]', () => {
+  const clients = new Map<string, Client>();
+  const revisions = ['2025-06-18', '2025-11-25', '2026-07-28'] as const;
+
+  beforeAll(async () => {
+    await ensureBuilt();
+    await Promise.all(
+      revisions.map(async (revision) => {
+        const info = { name: 'skill-test', version: '1.0.0' };
+        const client =
+          revision === '2026-07-28'
+            ? new Client(info, { versionNegotiation: { mode: { pin: revision } } })
+            : new Client(info, { supportedProtocolVersions: [revision] });
+        await client.connect(
+          new StdioClientTransport({
+            command: process.execPath,
+            args: ['dist/src/cli.js'],
+            cwd: fileURLToPath(new URL('../../', import.meta.url)),
+            stderr: 'pipe',
+          }),
+        );
+        clients.set(revision, client);
+      }),
+    );
+  }, 60_000);
+  afterAll(async () => {
+    for (const client of clients.values()) await client.close();
+  });
+
+  it.each(revisions)(
+    '[I13-SKILL-MCP] %s: skills/list and skills/get name skill://intent-host/SKILL.md; reading it gives the packaged file, verified',
+    async (revision) => {
+      const client = clients.get(revision)!;
+      const skills = new SkillsClient(client);
+      expect(skills.supported).toBe(true);
+      const listing = await skills.list();
+      expect(listing.invalid).toEqual([]);
+      expect(listing.skills.map((s) => s.frontmatter.name)).toEqual(['intent-host']);
+      const entry = listing.skills[0]!;
+      expect(entry.uri).toBe('skill://intent-host/SKILL.md');
+      expect(entry.frontmatter.description).toBe(fields.get('description'));
+      const got = await skills.get(entry.uri);
+      expect(got.skill.uri).toBe(entry.uri);
+      const file = await skills.read(entry);
+      expect(file.verified).toBe(true);
+      expect(file.text).toBe(skill);
+      // Served next to the tools, adding none.
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual([
+        'intent_prepare',
+        'intent_accept',
+        'intent_cancel',
+      ]);
+    },
+  );
+
+  it.each(revisions)(
+    '[I13-SKILL-MCP] %s: the same text is the MCP prompt intent-host, for clients that surface prompts',
+    async (revision) => {
+      const client = clients.get(revision)!;
+      const prompts = (await client.listPrompts()).prompts;
+      expect(prompts.map((p) => p.name)).toEqual(['intent-host']);
+      expect(prompts[0]?.description).toBe(fields.get('description'));
+      const prompt = await client.getPrompt({ name: 'intent-host' });
+      expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: body.trim() } }]);
+    },
+  );
 });
