@@ -4,6 +4,7 @@
  * the SSE stream (`/api/events`) without a reload. Every value is HTML-escaped; the view holds no token and no
  * candidate text, only sizes and short hashes.
  */
+import { START_EDGE, describeMachine, edgeLabel } from '../../machines/diagram.js';
 import type { HandoffState } from '../../machines/handoff.js';
 import { HANDOFF_STATES } from '../../machines/handoff.js';
 import type { HandoffTransition } from '../engine/inspection.js';
@@ -39,6 +40,12 @@ export function bytes(n: number): string {
   return `${(n / (1024 * 1024)).toFixed(1).replace(/\.0$/, '')} MiB`;
 }
 
+/** Each diagram edge in words, for the table of transitions per edge. */
+const EDGE_WORDS = new Map<string, string>([
+  [START_EDGE, 'start → prepared: prepare'],
+  ...describeMachine().edges.map((e): [string, string] => [e.id, `${e.from} → ${e.to}: ${edgeLabel(e)}`]),
+]);
+
 const short = (id: string): string => (id.length > 8 ? id.slice(0, 8) : id);
 const time = (iso: string): string => iso.slice(11, 23);
 
@@ -64,10 +71,6 @@ th{background:#fafafa;font-weight:600}tr.selected td{background:#fff8e1}
 .legend span{margin-right:.6rem}
 #diagram{overflow:auto;border:1px solid #e0e0e0;border-radius:6px;padding:.4rem;background:#fff}
 #diagram svg{max-width:100%;height:auto}
-#diagram g.state-live polygon,#diagram g.state-live path{fill:var(--live-bg);stroke:var(--live)}
-#diagram g.state-completed polygon,#diagram g.state-completed path{fill:var(--ok-bg);stroke:var(--ok)}
-#diagram g.state-failed polygon,#diagram g.state-failed path{fill:var(--bad-bg);stroke:var(--bad)}
-#diagram g.current polygon,#diagram g.current path{stroke-width:4;fill:#ffd54f}
 .counts{display:flex;flex-wrap:wrap;gap:.4rem;margin:.4rem 0}.counts span{padding:.1rem .5rem;border-radius:.6rem}
 .edges td:last-child,.num{text-align:right}
 form{display:flex;gap:.6rem;align-items:end;flex-wrap:wrap}label{display:flex;flex-direction:column;font-size:.85rem}
@@ -133,10 +136,13 @@ function countsSection(view: InspectorView): string {
   ).join('');
   const edges = Object.entries(view.counts.edges)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([key, n]) => `<tr><td><code>${esc(key)}</code></td><td id="count-edge-${esc(key)}">${n}</td></tr>`)
+    .map(
+      ([key, n]) =>
+        `<tr><td>${esc(EDGE_WORDS.get(key) ?? key)} <code class="muted">${esc(key)}</code></td><td id="count-edge-${esc(key)}">${n}</td></tr>`,
+    )
     .join('');
   return `<div class="counts">${states}</div>
-<details><summary>Transitions per edge since start</summary><table class="edges"><thead><tr><th>edge (from:event:to)</th><th>taken</th></tr></thead><tbody>${edges}</tbody></table></details>`;
+<details><summary>Transitions per edge since start</summary><table class="edges"><thead><tr><th>edge</th><th>taken</th></tr></thead><tbody>${edges}</tbody></table></details>`;
 }
 
 function filters(view: InspectorView): string {
