@@ -134,11 +134,11 @@ function countsSection(view: InspectorView): string {
     (s) =>
       `<span class="kind-${kindOfState(s)}">${esc(s)}: <strong id="count-state-${s}">${view.counts.states[s]}</strong>${kindOfState(s) === 'live' ? ' live' : ' reached'}</span>`,
   ).join('');
-  const edges = Object.entries(view.counts.edges)
-    .sort(([a], [b]) => a.localeCompare(b))
+  // Every edge of the machine, taken or not, so the live script can update any of them.
+  const edges = [...EDGE_WORDS]
     .map(
-      ([key, n]) =>
-        `<tr><td>${esc(EDGE_WORDS.get(key) ?? key)} <code class="muted">${esc(key)}</code></td><td id="count-edge-${esc(key)}">${n}</td></tr>`,
+      ([key, words]) =>
+        `<tr><td>${esc(words)} <code class="muted">${esc(key)}</code></td><td id="count-edge-${esc(key)}">${view.counts.edges[key] ?? 0}</td></tr>`,
     )
     .join('');
   return `<div class="counts">${states}</div>
