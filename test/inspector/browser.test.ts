@@ -171,7 +171,7 @@ async function watchHandoff(inspectorUrl: string, call: Call, screenshot?: strin
   }
 }
 
-describe.skipIf(skipped)('[H10-INSPECT-BROWSER] the inspector page in headless Chromium', () => {
+describe.skipIf(skipped)('[S05-INSPECT-BROWSER] the inspector page in headless Chromium', () => {
   let server: ChildServer | undefined;
   afterAll(async () => {
     await server?.stop();

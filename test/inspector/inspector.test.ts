@@ -50,7 +50,7 @@ async function snapshotOf(base: string, query = ''): Promise<InspectorView> {
 
 const pathOf = (steps: HandoffTransition[]): string[] => steps.map((s) => `${s.event}:${s.from ?? '∅'}→${s.to}`);
 
-describe('[H10-INSPECT-TIMELINE] the inspector follows a request through the machine', () => {
+describe('[S05-INSPECT-TIMELINE] the inspector follows a request through the machine', () => {
   it('shows the timeline, the edge counts, the ending and the store usage of a corrected handoff', async () => {
     const { adapter, base } = await start();
     const session = adapter.connect({ protocolVersion: '2025-11-25', label: 'timeline-test' });
@@ -163,7 +163,7 @@ describe('[H10-INSPECT-TIMELINE] the inspector follows a request through the mac
   });
 });
 
-describe('[H10-INSPECT-SSE] live updates over SSE', () => {
+describe('[S05-INSPECT-SSE] live updates over SSE', () => {
   it('sends one transition event per record, and counts', async () => {
     const { adapter, base } = await start();
     const sse = await readSse(`${base}/api/events`);
@@ -216,7 +216,7 @@ describe('[H10-INSPECT-SSE] live updates over SSE', () => {
   });
 });
 
-describe('[H10-INSPECT-NO-SECRETS] the page, the JSON and the SSE stream never carry a token or a candidate text', () => {
+describe('[S05-INSPECT-NO-SECRETS] the page, the JSON and the SSE stream never carry a token or a candidate text', () => {
   it('shows sizes and short hashes only (recognisable markers in the candidate, a real token)', async () => {
     const { adapter, base } = await start();
     const sse = await readSse(`${base}/api/events`);
@@ -251,7 +251,7 @@ describe('[H10-INSPECT-NO-SECRETS] the page, the JSON and the SSE stream never c
   });
 });
 
-describe('[H10-INSPECT-SECURITY] Host / Origin, GET only, loopback only, bounded queries', () => {
+describe('[S05-INSPECT-SECURITY] Host / Origin, GET only, loopback only, bounded queries', () => {
   it('answers 403 to a foreign Host or Origin, on every path', async () => {
     const { base, inspector } = await start();
     const port = inspector.port;
@@ -339,7 +339,7 @@ describe('[H10-INSPECT-SECURITY] Host / Origin, GET only, loopback only, bounded
   });
 });
 
-describe('[H10-INSPECT-BOUNDED] the inspector stays bounded under a flood', () => {
+describe('[S05-INSPECT-BOUNDED] the inspector stays bounded under a flood', () => {
   /** A source that replays synthetic records (the model only reads records). */
   function fakeSource(): InspectionSource & { emit(t: HandoffTransition): void } {
     let listener: ((t: HandoffTransition) => void) | undefined;
@@ -399,7 +399,7 @@ describe('[H10-INSPECT-BOUNDED] the inspector stays bounded under a flood', () =
     expect(() => new InspectorModel(fakeSource(), { maxRecent: 0 })).toThrow(/option maxRecent/);
   });
 
-  it('[H10-INSPECT-PAGINATED] paginates 1,000 live requests: the first paint stays under 200 KB', async () => {
+  it('[S05-INSPECT-PAGINATED] paginates 1,000 live requests: the first paint stays under 200 KB', async () => {
     const adapter = createIntentMcpAdapter({
       mode: 'host',
       instances: { main: new Intent({}) },
@@ -421,7 +421,7 @@ describe('[H10-INSPECT-BOUNDED] the inspector stays bounded under a flood', () =
   });
 });
 
-describe('[H10-INSPECT-DIAGRAM] the page draws the machine generated from its definition', () => {
+describe('[S05-INSPECT-DIAGRAM] the page draws the machine generated from its definition', () => {
   it("names exactly the machine's states and transitions", async () => {
     const { base } = await start();
     const page = await get(`${base}/`);
