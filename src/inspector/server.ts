@@ -5,7 +5,8 @@
  *
  * - `GET /` the page (server-rendered; refreshes itself without JavaScript)
  * - `GET /api/snapshot` the same view as JSON
- * - `GET /api/events` SSE: `hello`, one `transition` per record, `counts` at most every {@link COUNTS_INTERVAL_MS}
+ * - `GET /api/events` SSE: `hello`, one `transition` per record (written in batches), `counts` at most every
+ *   {@link COUNTS_INTERVAL_MS}
  * - `GET /api/diagram.svg` the diagram with the current counts (and `?request=` highlighted)
  */
 import { randomBytes } from 'node:crypto';
@@ -46,6 +47,8 @@ export const COUNTS_INTERVAL_MS = 250;
 /** An SSE client that lets this much output pile up is dropped (a slow reader must not grow memory). */
 export const MAX_SSE_BACKLOG_BYTES = 1024 * 1024;
 const HEARTBEAT_MS = 15_000;
+/** How long SSE output is gathered before it is written (a person cannot tell 50 ms apart). */
+const FLUSH_MS = 50;
 const MAX_CONNECTIONS = 64;
 
 /** Whether a typed host is a loopback address (or `localhost`). */
@@ -167,7 +170,8 @@ export async function serveInspector(model: InspectorModel, options: InspectorSe
     client.pending += text;
     if (!flushScheduled) {
       flushScheduled = true;
-      setImmediate(flush);
+      // One write per client every FLUSH_MS at most, however many transitions: a flood costs a few writes a second.
+      setTimeout(flush, FLUSH_MS).unref();
     }
   };
   const countsEvent = (): string => {
