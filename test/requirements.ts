@@ -369,6 +369,10 @@ export const requirements: Requirement[] = [
     text: 'With 1,000 live requests the inspector page is paginated and its first paint stays under 200 KB.',
   },
   {
+    id: 'S05-DEMO',
+    text: 'npm run demo plays a scripted host (prepare, a format error, its feedback, the corrected candidate, the result, a replay, a conflict, a cancel, an expiry) against the built command with --inspect and prints every call, reply and transition.',
+  },
+  {
     id: 'S05-INSPECT-DIAGRAM',
     text: "The inspector page's diagram names exactly the machine's states and transitions (generated, not hand-drawn).",
   },
