@@ -90,7 +90,7 @@ const SCRIPT = `
   function set(id,v){var e=document.getElementById(id);if(e)e.textContent=String(v);}
   var dirty=false,busy=false;
   function refreshDiagram(){if(busy||!dirty)return;busy=true;dirty=false;
-    fetch('/api/diagram.svg'+location.search).then(function(r){return r.ok?r.text():null}).then(function(t){
+    fetch('/api/diagram.svg'+location.search).then(function(r){if(r.headers.get('x-diagram-current')==='no')dirty=true;return r.ok?r.text():null}).then(function(t){
       if(t!==null){var d=document.getElementById('diagram');if(d)d.innerHTML=t;}busy=false;}).catch(function(){busy=false;});}
   setInterval(refreshDiagram,500);
   es.addEventListener('open',function(){if(status)status.textContent='live (SSE)';});

@@ -262,7 +262,7 @@ export async function serveInspector(model: InspectorModel, options: InspectorSe
           counts: view.counts,
           highlight: view.selected?.state,
           path: view.selected?.steps,
-        });
+        }).svg;
         const nonce = randomBytes(16).toString('base64');
         send(res, 200, 'text/html; charset=utf-8', renderPage(view, svg, nonce), head, { 'x-nonce': nonce });
         return;
@@ -272,8 +272,11 @@ export async function serveInspector(model: InspectorModel, options: InspectorSe
         return;
       case '/api/diagram.svg': {
         const tracked = query.request === undefined ? undefined : model.request(query.request);
-        const svg = await diagramSvg({ counts: model.counts(), highlight: tracked?.state, path: tracked?.steps });
-        send(res, 200, 'image/svg+xml; charset=utf-8', svg, head);
+        const picture = diagramSvg({ counts: model.counts(), highlight: tracked?.state, path: tracked?.steps });
+        // "no": an older picture was served to spare a render; the page asks again.
+        send(res, 200, 'image/svg+xml; charset=utf-8', await picture.svg, head, {
+          'x-diagram-current': picture.current ? 'yes' : 'no',
+        });
         return;
       }
       case '/api/events':

@@ -10,6 +10,7 @@ import { START_EDGE, describeMachine, edgeLabel, edgeOf } from '../../machines/d
 import { HANDOFF_STATES } from '../../machines/handoff.js';
 import type { HandoffTransition } from '../../src/engine/inspection.js';
 import { InspectorModel, type InspectionSource } from '../../src/inspector/model.js';
+import { MIN_RENDER_INTERVAL_MS, diagramSvg } from '../../src/inspector/diagram.js';
 import { serveInspector } from '../../src/inspector/server.js';
 import type { InspectorView } from '../../src/inspector/view.js';
 import { Intent } from '../../src/intent.js';
@@ -392,6 +393,64 @@ describe('[S05-INSPECT-BOUNDED] the inspector stays bounded under a flood', () =
     expect(model.counts().edges[START_EDGE]).toBe(10_000);
     model.close();
   });
+
+  it('renders the diagram at most once a second under changing counts (older picture marked not current)', async () => {
+    const counts = (n: number) => ({
+      states: { prepared: n, validating: 0, correcting: 0, completed: 0, cancelled: 0, expired: 0 },
+      edges: { [START_EDGE]: n },
+      transitions: n,
+    });
+    const t = 4_000_000_000_000; // far from any other test's clock: the render budget is per process
+    const first = diagramSvg({ counts: counts(1), highlight: 'expired' }, t);
+    expect(first.current).toBe(true);
+    const again = diagramSvg({ counts: counts(1), highlight: 'expired' }, t + 1);
+    expect(again).toMatchObject({ current: true });
+    expect(again.svg).toBe(first.svg);
+    const soon = diagramSvg({ counts: counts(2), highlight: 'expired' }, t + 500);
+    expect(soon.current).toBe(false);
+    expect(soon.svg).toBe(first.svg);
+    const later = diagramSvg({ counts: counts(2), highlight: 'expired' }, t + MIN_RENDER_INTERVAL_MS);
+    expect(later.current).toBe(true);
+    expect(later.svg).not.toBe(first.svg);
+    expect(await later.svg).toMatch(/^<svg/);
+  });
+
+  it('drops an SSE client that stops reading instead of buffering for it', async () => {
+    const source = fakeSource();
+    const model = new InspectorModel(source, { maxRequests: 10 });
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (message: string) => void warnings.push(message) };
+    const server = await serveInspector(model, { port: 0, logger });
+    const { request } = await import('node:http');
+    try {
+      // A paused client socket never reads the close either: the server's word (its warning) is what counts.
+      const closed = await new Promise<boolean>((resolve, reject) => {
+        const req = request(`${server.url}api/events`, (res) => {
+          res.pause(); // never reads again
+          // Enough transitions to pass the kernel's socket buffers and the 1 MiB backlog bound, in 50 ms batches.
+          let sent = 0;
+          const pump = setInterval(() => {
+            for (let i = 0; i < 4000; i += 1) source.emit(step(`r${sent++}`, 'prepare', null, 'prepared'));
+            const dropped = warnings.includes('inspector dropped a slow SSE client');
+            if (dropped || sent > 2_000_000) {
+              clearInterval(pump);
+              req.destroy();
+              resolve(dropped);
+            }
+          }, 10);
+        });
+        req.on('error', (error) => {
+          if (!req.destroyed) reject(error);
+        });
+        req.end();
+      });
+      expect(closed).toBe(true);
+      expect(model.usage().liveTimelines).toBe(10);
+    } finally {
+      await server.close();
+      model.close();
+    }
+  }, 60_000);
 
   it('validates its options (CONFIG_INVALID naming the option)', () => {
     for (const bad of [0, -1, 1.5, Number.NaN])
