@@ -189,6 +189,30 @@ describe.skipIf(skipped)('[S05-INSPECT-BROWSER] the inspector page in headless C
     }
   }, 60_000);
 
+  it('works with JavaScript disabled: server-rendered, refreshing itself, filters by GET form', async () => {
+    if (browser === undefined || server === undefined) throw new Error('the HTTP test must run first');
+    const inspectorUrl = /inspector listening url=(\S+)/.exec(server.stderr())?.[1] ?? '';
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    try {
+      const page = await context.newPage();
+      await page.goto(inspectorUrl);
+      expect(await page.locator('#live-status').textContent()).toBe('refreshing every 3 s');
+      expect(await page.locator('#diagram svg').count()).toBe(1);
+      expect(await page.locator('#recent .kind-completed').count()).toBeGreaterThan(0);
+      await page.locator('#filters select[name="state"]').selectOption('completed');
+      await page.locator('#filters button[type="submit"]').click();
+      await page.waitForURL(/[?&]state=completed/);
+      expect(await page.locator('#recent tbody tr').count()).toBeGreaterThan(0);
+      const link = page.locator('#recent tbody tr a').first();
+      await link.click();
+      await page.waitForURL(/request=/);
+      expect(await page.locator('#timeline-body tr').count()).toBe(5);
+      expect(await page.locator('#selected-state').textContent()).toBe('completed');
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+
   it('follows a handoff live over stdio', async () => {
     const cli = await connectCli('2025-11-25', ['--inspect', '0']);
     try {
