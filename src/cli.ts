@@ -118,6 +118,12 @@ program
     integer(integerRange(IntentConfigBaseSchema.shape.timeoutMs)),
   )
   .addOption(new Option('--log-level <level>', 'stderr log level (debug = JSON lines)').choices([...LOG_LEVELS]))
+  .option(
+    '--inspect [port]',
+    'serve the debug inspector page on loopback (default port: the HTTP port + 1, or 3002 over stdio; 0 = any free port)',
+    integer({ min: 0, max: 65535 }),
+  )
+  .option('--inspect-host <host>', `the inspector's loopback address (default ${SERVER_DEFAULTS.host})`)
   .action(
     exitOnIntentError(async (opts: ServeFlags) => {
       const resolved = resolveServe(opts);

@@ -339,6 +339,43 @@ export const requirements: Requirement[] = [
     id: 'S05-DIAGRAM',
     text: 'intent-mcp diagram prints the handoff machine generated from its definition: Mermaid by default, DOT with --format dot.',
   },
+  // --- spec 05 / issue 10: the debug inspector and the demo -----------------------------------------------------------
+  {
+    id: 'S05-INSPECT-BROWSER',
+    text: 'In headless Chromium, the inspector page of the command started with --inspect (stdio and HTTP) follows a handoff prepared → validating → correcting → validating → completed live: current state highlighted, path drawn, edge counts, store usage; a screenshot is saved.',
+  },
+  {
+    id: 'S05-INSPECT-TIMELINE',
+    text: 'The inspector shows live requests (instance, state, age, validations used, time to deadline) filterable by session, instance and state; a selected request’s timeline (time, event, from → to, answer, validations); how recent requests ended (completed, rejected, cancelled with reason, expired); store usage (items of 32, bytes of 8 MiB, evictions).',
+  },
+  {
+    id: 'S05-INSPECT-SSE',
+    text: 'The inspector streams one SSE transition event per record plus counts, to a bounded number of clients; /api/snapshot carries the same view as the page.',
+  },
+  {
+    id: 'S05-INSPECT-NO-SECRETS',
+    text: 'Neither the inspector page, its JSON endpoint, its SSE stream nor its diagram ever contains a token, a candidate text or the request input (sizes and short hashes only).',
+  },
+  {
+    id: 'S05-INSPECT-SECURITY',
+    text: 'The inspector answers 403 to a foreign Host or Origin, refuses a non-loopback address (exit 2 from the command), answers 405 to anything but GET and HEAD, bounds its query, and forbids external fetches by CSP.',
+  },
+  {
+    id: 'S05-INSPECT-BOUNDED',
+    text: 'The inspector’s memory is bounded under a flood: timelines, steps per timeline and finished requests are capped while counts stay exact.',
+  },
+  {
+    id: 'S05-INSPECT-PAGINATED',
+    text: 'With 1,000 live requests the inspector page is paginated and its first paint stays under 200 KB.',
+  },
+  {
+    id: 'S05-DEMO',
+    text: 'npm run demo plays a scripted host (prepare, a format error, its feedback, the corrected candidate, the result, a replay, a conflict, a cancel, an expiry) against the built command with --inspect and prints every call, reply and transition.',
+  },
+  {
+    id: 'S05-INSPECT-DIAGRAM',
+    text: "The inspector page's diagram names exactly the machine's states and transitions (generated, not hand-drawn).",
+  },
   {
     id: 'S05-STDOUT-PROTOCOL',
     text: 'In stdio mode stdout carries only protocol messages; logs go to stderr (JSON lines with --log-level debug).',

@@ -21,6 +21,8 @@ import { serverErrors } from './errors.js';
 import { serveHttp, type HttpServeOptions, type RunningHttpServer } from './http.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
 import { serveOverStdio } from './stdio.js';
+import { isLoopbackHost, startInspector, type RunningInspector } from '../inspector/index.js';
+import { inspectorErrors } from '../inspector/server.js';
 
 /** Command-line flags of `serve`; each overrides the config file. */
 export interface ServeFlags {
@@ -39,6 +41,10 @@ export interface ServeFlags {
   bodyTimeoutMs?: number;
   timeoutMs?: number;
   logLevel?: LogLevel;
+  /** `--inspect [PORT]`: serve the debug inspector (`true` = the default port). */
+  inspect?: number | true;
+  /** `--inspect-host`: the inspector's loopback address (default 127.0.0.1). */
+  inspectHost?: string;
 }
 
 /** Everything `serve` needs, resolved and validated. */
@@ -53,7 +59,12 @@ export interface ResolvedServe extends ResolvedHttp {
   logLevel: LogLevel;
   /** The stdio read limit in bytes (see `stdioMessageLimit`). */
   stdioMaxMessageBytes: number;
+  /** The debug inspector's address, when `--inspect` asks for it (off by default). */
+  inspect?: { host: string; port: number };
 }
+
+/** The inspector's port when `--inspect` names none: the listen port + 1 over HTTP, 3002 over stdio (spec 05). */
+export const INSPECT_STDIO_PORT = 3002;
 
 /** Flags over config file over embedded default. Throws `CONFIG_INVALID` with one clear message. */
 export function resolveServe(flags: ServeFlags): ResolvedServe {
@@ -87,6 +98,20 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
     logLevel: flags.logLevel ?? SERVER_DEFAULTS.logLevel,
     stdioMaxMessageBytes: stdioMessageLimit(config),
   };
+  const inspectHost = flags.inspectHost ?? SERVER_DEFAULTS.host;
+  if (!isLoopbackHost(inspectHost)) throw inspectorErrors.notLoopback(inspectHost);
+  if (flags.inspect !== undefined) {
+    const listen = resolved.port;
+    const port =
+      typeof flags.inspect === 'number'
+        ? flags.inspect
+        : transport === 'stdio'
+          ? INSPECT_STDIO_PORT
+          : listen === 0
+            ? 0
+            : listen + 1;
+    resolved.inspect = { host: inspectHost, port };
+  }
   if (flags.timeoutMs !== undefined) {
     const instances = Object.fromEntries(
       Object.entries(config.instances ?? {}).map(([name, instance]) => [
@@ -144,6 +169,8 @@ export function buildAdapter(resolved: ResolvedServe, env: NodeJS.ProcessEnv = p
 export interface RunningServe {
   readonly adapter: IntentMcpAdapter;
   readonly http: RunningHttpServer | undefined;
+  /** The debug inspector, when `--inspect` started one. */
+  readonly inspector: RunningInspector | undefined;
   /**
    * Graceful shutdown (spec 04/05): stop taking new sessions, close every adapter session so each waiter is answered
    * `SESSION_CLOSED`, wait (at most `drainMs`) until those replies are written, then close the transports.
@@ -175,20 +202,32 @@ export async function startServe(
 ): Promise<RunningServe> {
   const adapter = buildAdapter(resolved);
   const tools = adapter.tools.map((tool) => tool.name).join(', ');
+  // Before the transport: the engine instruments only requests prepared while the inspector listens.
+  const inspector =
+    resolved.inspect === undefined ? undefined : await startInspector(adapter, { ...resolved.inspect, logger });
+  if (inspector !== undefined) logger.info('inspector listening', { url: inspector.url });
+  const closeInspector = async (): Promise<void> => {
+    await inspector?.close();
+  };
   if (resolved.transport === 'stdio') {
     const handle = serveOverStdio(adapter, logger, { maxMessageBytes: resolved.stdioMaxMessageBytes });
     logger.info('serving over stdio', { mode: resolved.mode, tools, config: resolved.configSource });
     return {
       adapter,
       http: undefined,
+      inspector,
       close: async (drainMs = SERVER_DEFAULTS.drainMs) => {
         await handle.drain(drainMs);
         await handle.close();
         await adapter.close();
+        await closeInspector();
       },
     };
   }
-  const http = await serveHttp(adapter, { ...httpOptionsOf(resolved), logger });
+  const http = await serveHttp(adapter, { ...httpOptionsOf(resolved), logger }).catch(async (error: unknown) => {
+    await closeInspector();
+    throw error;
+  });
   logger.info('serving over HTTP', {
     url: http.url,
     publicOrigin: resolved.publicOrigin?.origin ?? '(none)',
@@ -199,9 +238,11 @@ export async function startServe(
   return {
     adapter,
     http,
+    inspector,
     close: async (drainMs = SERVER_DEFAULTS.drainMs) => {
       await http.close(drainMs);
       await adapter.close();
+      await closeInspector();
     },
   };
 }
