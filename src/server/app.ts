@@ -21,6 +21,7 @@ import { serverErrors } from './errors.js';
 import { serveHttp, type HttpServeOptions, type RunningHttpServer } from './http.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
 import { serveOverStdio } from './stdio.js';
+import { TRACE_MAX_BYTES_DEFAULT, TraceWriter, checkTraceMaxBytes, traceErrors } from '../trace/writer.js';
 
 /** Command-line flags of `serve`; each overrides the config file. */
 export interface ServeFlags {
@@ -39,6 +40,10 @@ export interface ServeFlags {
   bodyTimeoutMs?: number;
   timeoutMs?: number;
   logLevel?: LogLevel;
+  /** `--trace FILE`: append every transition record to FILE (`src/trace/writer.ts`). */
+  trace?: string;
+  /** `--trace-max-bytes N`: rotate the trace file at N bytes. */
+  traceMaxBytes?: number;
 }
 
 /** Everything `serve` needs, resolved and validated. */
@@ -53,6 +58,8 @@ export interface ResolvedServe extends ResolvedHttp {
   logLevel: LogLevel;
   /** The stdio read limit in bytes (see `stdioMessageLimit`). */
   stdioMaxMessageBytes: number;
+  /** Where transitions are traced, if anywhere. */
+  trace: { path: string; maxBytes: number } | undefined;
 }
 
 /** Flags over config file over embedded default. Throws `CONFIG_INVALID` with one clear message. */
@@ -86,6 +93,7 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
     refusalLogsPerMinute: httpConfig.refusalLogsPerMinute ?? SERVER_DEFAULTS.refusalLogsPerMinute,
     logLevel: flags.logLevel ?? SERVER_DEFAULTS.logLevel,
     stdioMaxMessageBytes: stdioMessageLimit(config),
+    trace: resolveTrace(flags),
   };
   if (flags.timeoutMs !== undefined) {
     const instances = Object.fromEntries(
@@ -97,6 +105,49 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
     resolved.config = { ...config, instances };
   }
   return resolved;
+}
+
+function resolveTrace(flags: ServeFlags): ResolvedServe['trace'] {
+  if (flags.trace === undefined) {
+    if (flags.traceMaxBytes !== undefined) throw traceErrors.maxBytesWithoutTrace();
+    return undefined;
+  }
+  return { path: flags.trace, maxBytes: checkTraceMaxBytes(flags.traceMaxBytes ?? TRACE_MAX_BYTES_DEFAULT) };
+}
+
+/**
+ * What the command observes of its adapter: the trace file (`--trace`) and, at `--log-level debug`, one stderr line per
+ * tool call and per transition. Opens the trace file, so an unwritable path refuses here, before anything is served.
+ * Returns what closes them.
+ */
+function observe(adapter: IntentMcpAdapter, resolved: ResolvedServe, logger: Logger): () => Promise<void> {
+  const writer =
+    resolved.trace === undefined
+      ? undefined
+      : new TraceWriter(resolved.trace.path, { maxBytes: resolved.trace.maxBytes, logger });
+  if (writer !== undefined) adapter.inspect(writer.record);
+  if (resolved.logLevel === 'debug') {
+    // Sizes, short hashes, ids and names only: a transition record never holds a token or candidate text.
+    adapter.inspect((step) => {
+      const { sessionId, requestId, ...rest } = step;
+      logger.debug('transition', { session: sessionId, request: requestId, ...rest });
+    });
+    adapter.observeToolCalls?.((call) => {
+      logger.debug('tool call', {
+        tool: call.tool,
+        requestId: call.requestId,
+        session: call.sessionId,
+        durationMs: call.durationMs,
+        outcome: call.outcome,
+      });
+    });
+  }
+  return async () => {
+    if (writer === undefined) return;
+    await writer.close();
+    const { records, dropped } = writer.stats;
+    if (dropped > 0) logger.warn('trace file closed with records dropped', { path: writer.path, records, dropped });
+  };
 }
 
 /** Builds the `Intent`s of the config (with their executors) and the adapter. */
@@ -174,6 +225,7 @@ export async function startServe(
   logger: Logger = createLogger(resolved.logLevel),
 ): Promise<RunningServe> {
   const adapter = buildAdapter(resolved);
+  const closeObservers = observe(adapter, resolved, logger);
   const tools = adapter.tools.map((tool) => tool.name).join(', ');
   if (resolved.transport === 'stdio') {
     const handle = serveOverStdio(adapter, logger, { maxMessageBytes: resolved.stdioMaxMessageBytes });
@@ -185,6 +237,7 @@ export async function startServe(
         await handle.drain(drainMs);
         await handle.close();
         await adapter.close();
+        await closeObservers();
       },
     };
   }
@@ -202,6 +255,7 @@ export async function startServe(
     close: async (drainMs = SERVER_DEFAULTS.drainMs) => {
       await http.close(drainMs);
       await adapter.close();
+      await closeObservers();
     },
   };
 }

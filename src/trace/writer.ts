@@ -45,12 +45,17 @@ export interface TraceWriterStats {
   writeErrors: number;
 }
 
-function traceRefused(path: string, reason: string): IntentError {
-  return new IntentError(
-    'CONFIG_INVALID',
-    `Cannot write the trace file ${quoteCaller(path)} (${reason}); choose a writable --trace path.`,
-  );
-}
+/** The command's refusals about tracing (`CONFIG_INVALID`: one stderr line, exit 2). */
+export const traceErrors = {
+  unwritable: (path: string, reason: string) =>
+    new IntentError(
+      'CONFIG_INVALID',
+      `Cannot write the trace file ${quoteCaller(path)} (${reason}); choose a writable --trace path.`,
+    ),
+  maxBytesWithoutTrace: () =>
+    new IntentError('CONFIG_INVALID', '--trace-max-bytes needs --trace FILE (the file it bounds).'),
+};
+const traceRefused = traceErrors.unwritable;
 
 /** Checks `--trace-max-bytes`: an integer of at least {@link TRACE_MAX_BYTES_MIN}. */
 export function checkTraceMaxBytes(value: unknown): number {
