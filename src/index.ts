@@ -89,7 +89,8 @@ export type {
 export type { TerminalStoreUsage } from './engine/terminalStore.js';
 export { STORE_MAX_ITEMS, STORE_MAX_BYTES } from './engine/terminalStore.js';
 export { systemClock, type HandoffClock } from './engine/clock.js';
-export { toMermaid, toDot, type DiagramOptions } from '../machines/diagram.js';
+export { toMermaid, toDot, edgeOf, START_EDGE, type DiagramOptions, type StepOnDiagram } from '../machines/diagram.js';
+export { renderSvg } from './observability/svg.js';
 export {
   handoffMachine,
   HANDOFF_STATES,

@@ -48,6 +48,9 @@ const DOCUMENTED = [
   'systemClock',
   'toMermaid',
   'toDot',
+  'edgeOf',
+  'START_EDGE',
+  'renderSvg',
 ];
 
 describe('the package entry', () => {

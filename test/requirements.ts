@@ -247,6 +247,22 @@ export const requirements: Requirement[] = [
     text: '--log-level debug logs one line per tool call (tool, requestId, duration, answer or error code) and per transition.',
   },
   {
+    id: 'S03-DIAGRAM-WORDS',
+    text: 'Wherever the diagram is drawn, its guards read in words with the answer (EVENT [when] / answer), a rejected completion is drawn apart from a successful one, and self-loop labels stay legible.',
+  },
+  {
+    id: 'S03-DIAGRAM-COUNTS',
+    text: 'The diagram draws counts on states and edges by stable id, and every recorded step maps to the edge it took.',
+  },
+  {
+    id: 'S03-DIAGRAM-SVG',
+    text: 'The server renders the diagram to SVG in process (Graphviz WebAssembly), fetching nothing from outside.',
+  },
+  {
+    id: 'S03-DIAGRAM-README',
+    text: "The README's lifecycle diagram is exactly the generated one.",
+  },
+  {
     id: 'S03-MODEL-CHECK',
     text: 'The reachable state space is enumerated and the invariants hold on every state and edge; a broken variant is caught.',
   },

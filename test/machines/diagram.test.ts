@@ -4,11 +4,21 @@
  * `toMermaid` / `toDot` and the built CLI print.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AnyStateMachine } from 'xstate';
 import { HANDOFF_STATES, handoffMachine } from '../../machines/handoff.js';
-import { toDot, toMermaid } from '../../machines/diagram.js';
+import {
+  GUARD_WORDS,
+  START_EDGE,
+  describeMachine,
+  edgeLabel,
+  edgeOf,
+  toDot,
+  toMermaid,
+} from '../../machines/diagram.js';
+import { renderSvg } from '../../src/observability/svg.js';
 import { editedHandoffMachine } from './support.js';
 import { ensureBuilt } from '../support/serverProcess.js';
 
@@ -94,10 +104,11 @@ function expectedFrom(root: NodeConfig): Expected {
       for (const [event, config] of Object.entries(child.on ?? {})) {
         for (const t of Array.isArray(config) ? config : [config]) {
           const to = t.target === undefined ? key : resolve(key, t.target);
+          const answer = answerIn(t.actions);
           edges.push({
             from: key,
             to,
-            label: t.guard === undefined ? event : `${event} [${t.guard}]`,
+            label: answer === undefined ? event : `${event} / ${answer}`,
             internal: t.target === undefined,
           });
         }
@@ -110,7 +121,21 @@ function expectedFrom(root: NodeConfig): Expected {
   return { rootInitial: root.initial, states, edges };
 }
 
-const edgeLine = (e: { from: string; to: string; label: string }): string => `${e.from} --> ${e.to}: ${e.label}`;
+/** The answer a transition config gives its sender: an `answer(...)` action's params, `takeCandidate` = validate. */
+function answerIn(actions: unknown): string | undefined {
+  let found: string | undefined;
+  for (const a of Array.isArray(actions) ? actions : actions === undefined ? [] : [actions]) {
+    if (a === 'takeCandidate') found = 'validate';
+    const params = (a as { type?: unknown; params?: { answer?: string } } | null)?.params;
+    if ((a as { type?: unknown } | null)?.type === 'answer' && params?.answer !== undefined) found = params.answer;
+  }
+  return found;
+}
+
+/** A drawn label without its `[when]` part (the words are checked on their own, below). */
+const withoutWhen = (label: string): string => label.replace(/ \[[^\]]*\]/, '');
+const edgeLine = (e: { from: string; to: string; label: string }): string =>
+  `${e.from} --> ${e.to}: ${withoutWhen(e.label)}`;
 const sorted = (xs: Iterable<string>): string[] => [...xs].sort();
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -125,11 +150,21 @@ interface MermaidPicture {
   composites: string[];
   classes: { state: string; cls: string }[];
   classDefs: string[];
+  /** `state: text` lines (a count drawn on a state). */
+  notes: { state: string; text: string }[];
 }
 
 function parseMermaid(text: string): MermaidPicture {
   const lines = text.split('\n');
-  const pic: MermaidPicture = { header: lines[0], edges: [], starts: [], composites: [], classes: [], classDefs: [] };
+  const pic: MermaidPicture = {
+    header: lines[0],
+    edges: [],
+    starts: [],
+    composites: [],
+    classes: [],
+    classDefs: [],
+    notes: [],
+  };
   const scope: string[] = [];
   for (const raw of lines.slice(1)) {
     const line = raw.trim();
@@ -143,7 +178,9 @@ function parseMermaid(text: string): MermaidPicture {
     else if ((m = /^(\S+) --> (\S+): (.+)$/.exec(line)))
       pic.edges.push({ scope: scope.at(-1), line, from: m[1]!, to: m[2]! });
     else if ((m = /^classDef (\S+) (.+)$/.exec(line))) pic.classDefs.push(m[1]!);
-    else if ((m = /^class (\S+) (\S+)$/.exec(line))) pic.classes.push({ state: m[1]!, cls: m[2]! });
+    else if ((m = /^class (\S+) (\S+)$/.exec(line)))
+      for (const state of m[1]!.split(',')) pic.classes.push({ state, cls: m[2]! });
+    else if ((m = /^(\w+): (.+)$/.exec(line))) pic.notes.push({ state: m[1]!, text: m[2]! });
     else throw new Error(`unexpected Mermaid line: ${raw}`);
   }
   expect(scope, 'every composite block is closed').toEqual([]);
@@ -227,7 +264,7 @@ describe('diagram: Mermaid', () => {
   it('[S03-DIAGRAM] is a stateDiagram-v2 listing exactly the transitions of the machine definition', () => {
     const pic = parseMermaid(toMermaid());
     expect(pic.header).toBe('stateDiagram-v2');
-    expect(sorted(pic.edges.map((e) => e.line))).toEqual(sorted(expected.edges.map(edgeLine)));
+    expect(sorted(pic.edges.map((e) => withoutWhen(e.line)))).toEqual(sorted(expected.edges.map(edgeLine)));
     // 20 transitions today: a change here means the machine changed, which is fine; the line above is the real check.
     expect(pic.edges.length).toBe(expected.edges.length);
   });
@@ -261,14 +298,14 @@ describe('diagram: Mermaid', () => {
     const plain = toMermaid();
     const lit = toMermaid({ highlight: state });
     const pic = parseMermaid(lit);
-    expect(pic.classes).toEqual([{ state, cls: 'current' }]);
-    expect(pic.classDefs).toEqual(['current']);
+    expect(pic.classes.filter((c) => c.cls === 'current')).toEqual([{ state, cls: 'current' }]);
+    expect(pic.classDefs).toContain('current');
     expect(lit).toMatch(/classDef current [^\n]*fill:#/);
     // Everything else is the plain diagram.
     const added = lit.split('\n').filter((l) => !plain.split('\n').includes(l));
     expect(added.map((l) => l.trim().split(' ')[0])).toEqual(['classDef', 'class']);
     expect(lit.split('\n').filter((l) => !added.includes(l))).toEqual(plain.split('\n'));
-    expect(parseMermaid(plain).classes).toEqual([]);
+    expect(parseMermaid(plain).classes.filter((c) => c.cls === 'current')).toEqual([]);
   });
 });
 
@@ -320,7 +357,7 @@ describe('diagram: DOT', () => {
     const node = parseDot(changed.join('\n')).nodes;
     expect(node.map((n) => n.key)).toEqual([state]);
     expect(node[0]!.attrs.fillcolor).toBe('#ffd54f');
-    expect(parseDot(toDot()).nodes.filter((n) => n.attrs.fillcolor !== undefined)).toEqual([]);
+    expect(parseDot(toDot()).nodes.filter((n) => n.attrs.fillcolor === '#ffd54f')).toEqual([]);
   });
 });
 
@@ -330,28 +367,28 @@ describe('diagram: generated from the definition', () => {
     // The edit is what we think it is.
     expect(expected.edges.map(edgeLine)).toEqual(
       expect.arrayContaining([
-        'prepared --> paused: PAUSE [hasDeadline]',
+        'prepared --> paused: PAUSE',
         'paused --> prepared: RESUME',
         'completed --> archived: ARCHIVE',
       ]),
     );
-    expect(expected.edges.map(edgeLine)).not.toContain('live --> cancelled: CLOSE');
+    expect(expected.edges.map(edgeLine)).not.toContain('live --> cancelled: CLOSE / closed');
 
     const mermaid = parseMermaid(toMermaid({ machine: changedMachine }));
-    expect(sorted(mermaid.edges.map((e) => e.line))).toEqual(sorted(expected.edges.map(edgeLine)));
+    expect(sorted(mermaid.edges.map((e) => withoutWhen(e.line)))).toEqual(sorted(expected.edges.map(edgeLine)));
     expect(mermaid.edges.find((e) => e.from === 'paused')?.scope).toBe('live');
 
     const before = new Set(parseMermaid(toMermaid()).edges.map((e) => e.line));
     const after = new Set(mermaid.edges.map((e) => e.line));
     expect(sorted([...after].filter((l) => !before.has(l)))).toEqual(
       sorted([
-        'prepared --> paused: PAUSE [hasDeadline]',
+        'prepared --> paused: PAUSE [has a deadline]',
         'paused --> prepared: RESUME',
         'completed --> archived: ARCHIVE',
       ]),
     );
     expect(sorted([...before].filter((l) => !after.has(l)))).toEqual(
-      sorted(['live --> cancelled: CLOSE', 'live --> expired: CLOSE [isPastDeadline]']),
+      sorted(['live --> cancelled: CLOSE [in time] / closed', 'live --> expired: CLOSE [past deadline] / too_late']),
     );
 
     const dot = parseDot(toDot({ machine: changedMachine }));
@@ -363,6 +400,125 @@ describe('diagram: generated from the definition', () => {
   it('[S03-DIAGRAM] the default machine is the handoff machine', () => {
     expect(toMermaid({ machine: handoffMachine })).toBe(toMermaid());
     expect(toDot({ machine: handoffMachine })).toBe(toDot());
+  });
+});
+
+describe('diagram: guards in words, answers, counts, a request path', () => {
+  const model = describeMachine();
+
+  it('[S03-DIAGRAM-WORDS] every guard of the machine has words, and every guarded edge shows them', () => {
+    const guards = new Set(model.edges.flatMap((e) => (e.guard === undefined ? [] : [e.guard])));
+    for (const g of guards) expect(GUARD_WORDS[g], g).toBeDefined();
+    for (const e of model.edges.filter((x) => x.guard !== undefined))
+      expect(e.when, e.id).toContain(GUARD_WORDS[e.guard!]!.when);
+    // No code name of a guard is left on any label.
+    for (const line of toMermaid().split('\n')) for (const g of guards) expect(line).not.toContain(g);
+  });
+
+  it('[S03-DIAGRAM-WORDS] labels read EVENT [when] / answer, as a person debugging would say it', () => {
+    const labels = model.edges.map((e) => `${e.from} --> ${e.to}: ${edgeLabel(e)}`);
+    expect(labels).toEqual([
+      'live --> expired: DEADLINE [has a deadline] / too_late',
+      'live --> expired: CANCEL [past deadline] / already_completed',
+      'live --> cancelled: CANCEL [in time] / withdrawn',
+      'live --> expired: CLOSE [past deadline] / too_late',
+      'live --> cancelled: CLOSE [in time] / closed',
+      'prepared --> expired: ACCEPT [past deadline] / too_late',
+      'prepared --> validating: ACCEPT [in time] / validate',
+      'validating --> expired: ACCEPT [past deadline] / too_late',
+      'validating --> validating: ACCEPT [same candidate] / join',
+      'validating --> validating: ACCEPT [other candidate] / conflict',
+      'validating --> expired: VALIDATED [past deadline] / too_late',
+      'validating --> cancelled: VALIDATED [validation crashed] / failed',
+      'validating --> completed: VALIDATED [valid] / result',
+      'validating --> correcting: VALIDATED [invalid, budget left] / invalid',
+      'validating --> completed: VALIDATED [budget spent] / rejected',
+      'correcting --> expired: ACCEPT [past deadline] / too_late',
+      'correcting --> completed: ACCEPT [executor repeats its candidate] / rejected',
+      'correcting --> correcting: ACCEPT [same candidate] / feedback',
+      'correcting --> validating: ACCEPT [other candidate] / validate',
+      'completed --> completed: ACCEPT [same candidate] / replay',
+      'completed --> completed: ACCEPT [other candidate] / conflict',
+      'completed --> completed: CANCEL / already_completed',
+      'cancelled --> cancelled: ACCEPT / withdrawn_earlier',
+      'cancelled --> cancelled: CANCEL / already_cancelled',
+      'expired --> expired: ACCEPT / too_late',
+      'expired --> expired: CANCEL / already_completed',
+    ]);
+  });
+
+  it('[S03-DIAGRAM-WORDS] a rejected completion is drawn apart from a successful one; self-loops get their own ports', () => {
+    const dot = parseDot(toDot());
+    const into = (answer: string) => dot.edges.filter((e) => e.attrs.label?.endsWith(`/ ${answer}`));
+    for (const e of into('rejected')) expect(e.attrs.color, e.attrs.label).toBe('#c62828');
+    for (const e of into('result')) expect(e.attrs.color, e.attrs.label).toBe('#2e7d32');
+    expect(into('rejected')).toHaveLength(2);
+    const loops = dot.edges.filter((e) => e.from === e.to && e.from !== '__start');
+    expect(loops.length).toBeGreaterThan(5);
+    for (const state of new Set(loops.map((e) => e.from))) {
+      const ports = loops.filter((e) => e.from === state).map((e) => e.attrs.tailport);
+      expect(new Set(ports).size, state).toBe(ports.length);
+    }
+  });
+
+  it('[S03-DIAGRAM-COUNTS] counts are drawn on the states and edges they belong to, with stable SVG ids', () => {
+    const dot = parseDot(
+      toDot({
+        counts: { states: { prepared: 3, correcting: 1 }, edges: { [START_EDGE]: 5, 'validating.VALIDATED.3': 2 } },
+      }),
+    );
+    expect(dot.nodes.find((n) => n.key === 'prepared')?.attrs.label).toBe('prepared\n3');
+    expect(dot.nodes.find((n) => n.key === 'validating')?.attrs.label).toBe('validating');
+    const byId = new Map(dot.edges.map((e) => [e.attrs.id, e]));
+    expect(byId.get('edge-start')?.attrs.label).toBe('×5');
+    expect(byId.get('edge-validating.VALIDATED.3')?.attrs.label).toBe('VALIDATED [invalid, budget left] / invalid  ×2');
+    expect(byId.size).toBe(model.edges.length + 1);
+    for (const n of dot.nodes) expect(n.attrs.id).toBe(`state-${n.key}`);
+    // Counts for keys that are not states or edges draw nothing.
+    expect(toDot({ counts: { states: { nope: 1 }, edges: { nope: 2 } } })).toBe(toDot());
+    const mermaid = parseMermaid(toMermaid({ counts: { states: { correcting: 1 } } }));
+    expect(mermaid.notes).toEqual([{ state: 'correcting', text: 'correcting (1)' }]);
+  });
+
+  it('[S03-DIAGRAM-COUNTS] edgeOf finds the edge every kind of recorded step took; a path is emphasised', () => {
+    // Every edge is found from a step that takes it: from its state, or from each child of a compound state.
+    const children = (key: string) => model.states.filter((s) => s.parent === key).map((s) => s.key);
+    for (const e of model.edges) {
+      const froms = children(e.from).length > 0 ? children(e.from) : [e.from];
+      for (const from of froms)
+        expect(edgeOf({ from, event: e.event, to: e.to, answer: e.answer ?? 'none' }), `${from} ${e.id}`).toBe(e.id);
+    }
+    expect(edgeOf({ from: null, event: 'prepare', to: 'prepared', answer: 'none' })).toBe(START_EDGE);
+    expect(edgeOf({ from: 'completed', event: 'replay', to: 'completed', answer: 'replay' })).toBe(
+      'completed.ACCEPT.0',
+    );
+    expect(edgeOf({ from: 'completed', event: 'evict', to: 'completed', answer: 'none' })).toBeUndefined();
+    // A step the machine would not take has no edge.
+    expect(edgeOf({ from: 'prepared', event: 'ACCEPT', to: 'completed', answer: 'result' })).toBeUndefined();
+    const path = [START_EDGE, 'prepared.ACCEPT.1', 'validating.VALIDATED.3'];
+    const dot = parseDot(toDot({ path }));
+    const taken = dot.edges.filter((e) => e.attrs.class?.split(' ').includes('taken')).map((e) => e.attrs.id);
+    expect(sorted(taken.map(String))).toEqual(
+      sorted(['validating.VALIDATED.3', 'prepared.ACCEPT.1'].map((id) => `edge-${id}`)),
+    );
+    expect(dot.edges.find((e) => e.attrs.id === 'edge-start')?.attrs.penwidth).toBe('3');
+  });
+
+  it('[S03-DIAGRAM-SVG] renders to SVG in process (Graphviz WebAssembly) with every state and edge by id', async () => {
+    const svg = await renderSvg(toDot({ highlight: 'correcting', counts: { states: { correcting: 1 } } }));
+    expect(svg.startsWith('<svg')).toBe(true);
+    for (const s of HANDOFF_STATES) expect(svg).toContain(`id="state-${s}"`);
+    for (const e of model.edges) expect(svg).toContain(`id="edge-${e.id}"`);
+    expect(svg).toContain('invalid, budget left');
+    expect(svg).not.toMatch(/https?:\/\/(?!www\.w3\.org)/);
+  });
+});
+
+describe('diagram: the README', () => {
+  it("[S03-DIAGRAM-README] the README's lifecycle diagram is exactly toMermaid()", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const block = /```mermaid\n([^]*?)```/.exec(readme)?.[1];
+    expect(block).toBe(toMermaid());
   });
 });
 
