@@ -5,6 +5,7 @@
  * Invalid flags or configuration: one line on stderr naming the problem, exit code 2. stdout carries only the protocol
  * (stdio) or the output a subcommand was asked for; logs go to stderr.
  */
+import { writeFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { HANDOFF_STATES } from '../machines/handoff.js';
 import { IntentError } from './core/errors.js';
@@ -21,6 +22,7 @@ import {
 import { HttpConfigSchema, SERVER_DEFAULTS, integerRange } from './server/config.js';
 import { LOG_LEVELS, createLogger } from './server/logger.js';
 import { checkTrace, formatProblem } from './trace/check.js';
+import { collectReport, renderReport } from './trace/report.js';
 import { TRACE_MAX_BYTES_DEFAULT, TRACE_MAX_BYTES_MIN } from './trace/writer.js';
 import { VERSION } from './version.js';
 
@@ -225,6 +227,36 @@ trace
       `${summary.problems === 0 ? 'clean' : 'problems found'}: ${summary.requests} requests, ${summary.records} records, ${summary.lines} lines; ${summary.errors} errors, ${summary.warnings} warnings\n`,
     );
     process.exitCode = summary.problems === 0 ? 0 : 1;
+  });
+
+trace
+  .command('report')
+  .description(
+    'write one self-contained HTML report of the trace: the machine diagram with its counts, how requests ended, time per state, a table of requests and their timelines',
+  )
+  .argument('<files...>', 'trace files in order (a rotated pair: <file>.1 <file>)')
+  .option('-o, --output <file>', 'write the HTML here (default: stdout)')
+  .option(
+    '--detail <n>',
+    'requests shown in full at each end of the trace (first n and last n finished); all are counted',
+    integer({ min: 0, max: 100_000 }),
+    200,
+  )
+  .action(async (files: string[], opts: { output?: string; detail: number }) => {
+    let html: string;
+    try {
+      html = await renderReport(await collectReport(files, { detail: opts.detail }));
+    } catch (error) {
+      fail(`cannot read the trace: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message.slice(0, 120)}`);
+    }
+    if (opts.output === undefined) process.stdout.write(html);
+    else {
+      try {
+        await writeFile(opts.output, html);
+      } catch (error) {
+        fail(`cannot write the report to ${opts.output}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+      }
+    }
   });
 
 await program.parseAsync();
