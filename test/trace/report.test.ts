@@ -80,13 +80,13 @@ describe('trace report', () => {
         await page.route('**/*', (route) => (route.request().url() === url ? route.continue() : route.abort()));
         await page.goto(url);
         expect(requested).toEqual([url]);
-        const rows = await page.$$eval('tr.request', (trs) =>
-          trs.map((tr) => ({
-            id: tr.getAttribute('data-request') ?? '',
-            end: tr.querySelector('td.end')?.textContent ?? '',
-            visible: (tr as HTMLElement).offsetHeight > 0,
-          })),
-        );
+        const rows: { id: string; end: string; visible: boolean }[] = [];
+        for (const tr of await page.locator('tr.request').all())
+          rows.push({
+            id: (await tr.getAttribute('data-request')) ?? '',
+            end: (await tr.locator('td.end').textContent()) ?? '',
+            visible: await tr.isVisible(),
+          });
         expect(rows).toHaveLength(run.ends.size);
         for (const row of rows) {
           expect(row.visible).toBe(true);
