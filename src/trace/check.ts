@@ -6,23 +6,15 @@
  * candidate on a terminal request; `evict` removes the request. Every step the machine would not take, every answer
  * that differs and every request left live is reported with its file, line and request id.
  *
- * The trace is streamed (`lines.ts`); the state kept is one snapshot per live request, plus a bounded window of recently
- * finished ones (a retained request can still be asked, replayed or evicted; the store holds at most 32).
+ * The trace is streamed (`lines.ts`); the state kept is a few fields per live request (`replay.ts`), plus a bounded
+ * window of recently finished ones (a retained request can still be asked, replayed or evicted; the store holds at most 32).
  */
-import { initialTransition, transition, type SnapshotFrom } from 'xstate';
-import {
-  handoffMachine,
-  stateOf,
-  type HandoffEvent,
-  type HandoffMachine,
-  type HandoffState,
-} from '../../machines/handoff.js';
+import { TERMINAL_STATES, type HandoffEvent } from '../../machines/handoff.js';
 import { quoteCaller } from '../core/errors.js';
 import { MAX_TRACE_LINE_BYTES, TRACE_VERSION, machineHash } from './format.js';
 import { readTraceLines, type TraceLine } from './lines.js';
 import { parseTraceLine, type ParsedRecord } from './parse.js';
-
-type Snapshot = SnapshotFrom<HandoffMachine>;
+import { replayPrepare, replayStep, type RequestModel } from './replay.js';
 
 export type ProblemKind =
   | 'header'
@@ -53,6 +45,8 @@ export interface CheckOptions {
   /** Finished requests remembered for late events (replay, late cancel, evict). Default 4096. */
   recentTerminal?: number;
   maxLineBytes?: number;
+  /** Run the machine for every step instead of memoising its answers (`replay.ts`; slow). Default false. */
+  exact?: boolean;
 }
 
 export interface CheckSummary {
@@ -67,8 +61,7 @@ export interface CheckSummary {
 }
 
 interface Tracked {
-  snapshot: Snapshot;
-  state: HandoffState;
+  model: RequestModel;
   file: string;
   line: number;
 }
@@ -117,6 +110,7 @@ function eventOf(p: ParsedRecord): HandoffEvent | string {
  */
 export async function checkTrace(files: readonly string[], options: CheckOptions = {}): Promise<CheckSummary> {
   const recentMax = options.recentTerminal ?? 4096;
+  const exact = options.exact ?? false;
   const live = new Map<string, Tracked>();
   const done = new Map<string, Tracked>();
   /** Requests already reported as unprepared: reported once, not once per line. */
@@ -146,7 +140,7 @@ export async function checkTrace(files: readonly string[], options: CheckOptions
   };
   const endLive = (why: string): void => {
     for (const [id, t] of live)
-      report('live', id, `left live in ${t.state} ${why} (its last record)`, { file: t.file, line: t.line });
+      report('live', id, `left live in ${t.model.state} ${why} (its last record)`, { file: t.file, line: t.line });
     live.clear();
   };
 
@@ -160,19 +154,14 @@ export async function checkTrace(files: readonly string[], options: CheckOptions
         return;
       }
       summary.requests++;
-      const [snapshot] = initialTransition(handoffMachine, {
-        requestId: id,
-        mode: r.mode ?? 'host',
-        expiresAt: p.expiresAtMs,
-      });
-      const state = stateOf(snapshot.value);
-      if (r.from !== null || r.to !== state || r.answer !== snapshot.context.answer)
+      const { model, result } = replayPrepare(id, r.mode ?? 'host', p.expiresAtMs, exact);
+      if (r.from !== null || r.to !== result.to || r.answer !== result.answer)
         report(
           'transition',
           id,
-          `prepare: the machine starts in ${state} (answer ${snapshot.context.answer}), the trace says ${r.from ?? 'null'} → ${r.to} (answer ${r.answer})`,
+          `prepare: the machine starts in ${result.to} (answer ${result.answer}), the trace says ${r.from ?? 'null'} → ${r.to} (answer ${r.answer})`,
         );
-      live.set(id, { snapshot, state, file: where.file, line: where.line });
+      live.set(id, { model, file: where.file, line: where.line });
       summary.peakLive = Math.max(summary.peakLive, live.size);
       return;
     }
@@ -190,16 +179,20 @@ export async function checkTrace(files: readonly string[], options: CheckOptions
     }
     tracked.file = where.file;
     tracked.line = where.line;
-    if (r.from !== tracked.state) {
+    if (r.from !== tracked.model.state) {
       report(
         'from',
         id,
-        `${r.event}: the request is in ${tracked.state}, the trace says it came from ${r.from ?? 'null'}`,
+        `${r.event}: the request is in ${tracked.model.state}, the trace says it came from ${r.from ?? 'null'}`,
       );
     }
     if (r.event === 'evict') {
       if (live.has(id))
-        report('transition', id, `evict of a live request (in ${tracked.state}): only finished requests are retained`);
+        report(
+          'transition',
+          id,
+          `evict of a live request (in ${tracked.model.state}): only finished requests are retained`,
+        );
       live.delete(id);
       done.delete(id);
       return;
@@ -209,28 +202,22 @@ export async function checkTrace(files: readonly string[], options: CheckOptions
       report('malformed', id, event);
       return;
     }
-    const [next] = transition(handoffMachine, tracked.snapshot, event);
-    const to = stateOf(next.value);
-    const answer = next.context.answer;
-    if (to !== r.to)
-      report('transition', id, `${r.event}: the machine goes ${tracked.state} → ${to}, the trace says → ${r.to}`);
-    if (answer !== r.answer)
-      report('answer', id, `${r.event} in ${tracked.state}: the machine answers ${answer}, the trace says ${r.answer}`);
-    else if (r.event === 'replay' && answer !== 'replay')
-      report('answer', id, `replay: the machine answers ${answer}, not a replay`);
-    if (next.context.validations !== r.validations)
+    const from = tracked.model.state;
+    const next = replayStep(tracked.model, event, exact);
+    if (next.to !== r.to)
+      report('transition', id, `${r.event}: the machine goes ${from} → ${next.to}, the trace says → ${r.to}`);
+    if (next.answer !== r.answer)
+      report('answer', id, `${r.event} in ${from}: the machine answers ${next.answer}, the trace says ${r.answer}`);
+    else if (r.event === 'replay' && next.answer !== 'replay')
+      report('answer', id, `replay: the machine answers ${next.answer}, not a replay`);
+    if (next.validations !== r.validations)
       report(
         'validations',
         id,
-        `${r.event}: the machine counts ${next.context.validations} validations, the trace says ${r.validations}`,
+        `${r.event}: the machine counts ${next.validations} validations, the trace says ${r.validations}`,
       );
-    // The machine judges what comes next, from where it actually is.
-    tracked.snapshot = next;
-    tracked.state = to;
-    if (next.hasTag('terminal')) {
-      live.delete(id);
-      remember(done, id, tracked, recentMax);
-    }
+    // The model is now where the machine actually is: it judges what comes next from there.
+    if (TERMINAL_STATES.includes(next.to) && live.delete(id)) remember(done, id, tracked, recentMax);
   };
 
   const onLine = (l: TraceLine): void => {

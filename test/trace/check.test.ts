@@ -30,6 +30,10 @@ async function check(text: string): Promise<{ problems: TraceProblem[]; errors: 
   writeFileSync(path, text);
   const problems: TraceProblem[] = [];
   const summary = await checkTrace([path], { onProblem: (p) => problems.push(p) });
+  // The memoised replay and the machine run on every concrete step judge alike (src/trace/replay.ts).
+  const exact: TraceProblem[] = [];
+  await checkTrace([path], { onProblem: (p) => exact.push(p), exact: true });
+  expect(exact).toEqual(problems);
   return { problems, errors: summary.errors };
 }
 
