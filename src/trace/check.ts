@@ -27,7 +27,8 @@ export type ProblemKind =
   | 'validations'
   | 'unprepared'
   | 'duplicate'
-  | 'live';
+  | 'live'
+  | 'capacity';
 
 /** One finding. `severity` is `warning` only for a trace recorded by another machine definition. */
 export interface TraceProblem {
@@ -45,6 +46,12 @@ export interface CheckOptions {
   /** Finished requests remembered for late events (replay, late cancel, evict). Default 4096. */
   recentTerminal?: number;
   maxLineBytes?: number;
+  /**
+   * Most requests tracked live at once (default 1,000,000: far beyond what a server holds, 256 sessions × 64 by
+   * default). A prepare beyond it is reported and its request not followed, so a hostile trace of endless prepares
+   * cannot exhaust memory.
+   */
+  maxLive?: number;
   /** Run the machine for every step instead of memoising its answers (`replay.ts`; slow). Default false. */
   exact?: boolean;
 }
@@ -111,6 +118,7 @@ function eventOf(p: ParsedRecord): HandoffEvent | string {
 export async function checkTrace(files: readonly string[], options: CheckOptions = {}): Promise<CheckSummary> {
   const recentMax = options.recentTerminal ?? 4096;
   const exact = options.exact ?? false;
+  const maxLive = options.maxLive ?? 1_000_000;
   const live = new Map<string, Tracked>();
   const done = new Map<string, Tracked>();
   /** Requests already reported as unprepared: reported once, not once per line. */
@@ -151,6 +159,11 @@ export async function checkTrace(files: readonly string[], options: CheckOptions
     if (r.event === 'prepare') {
       if (live.has(id) || done.has(id)) {
         report('duplicate', id, 'prepared a second time (request ids are unique)');
+        return;
+      }
+      if (live.size >= maxLive) {
+        report('capacity', id, `not followed: ${maxLive} requests are live at once already`);
+        remember(orphans, id, true, recentMax);
         return;
       }
       summary.requests++;

@@ -20,6 +20,13 @@ export interface ReportOptions {
   detail?: number;
   /** Steps kept per request timeline. Default 64. */
   maxSteps?: number;
+  /** Most requests followed live at once (default 1,000,000); later prepares are only counted. */
+  maxLive?: number;
+  /**
+   * Timeline steps held at once for live requests (default 1,000,000, about 150 MB at worst); beyond it a live request's
+   * further steps are counted, not kept, so a hostile trace of long-lived requests cannot exhaust memory.
+   */
+  maxLiveSteps?: number;
 }
 
 /** One step of a timeline: the record without the ids it shares with its request. */
@@ -61,6 +68,8 @@ export interface ReportData {
   oversized: number;
   /** Records of requests whose prepare is not in the trace. */
   unprepared: number;
+  /** Requests prepared while `maxLive` were live: counted, not followed. */
+  untracked: number;
   firstAt: number | undefined;
   lastAt: number | undefined;
   /** Entries into each state (a prepare enters `prepared`). */
@@ -112,6 +121,10 @@ function endOf(r: HandoffTransition): string {
 export async function collectReport(files: readonly string[], options: ReportOptions = {}): Promise<ReportData> {
   const detail = options.detail ?? 200;
   const maxSteps = options.maxSteps ?? 64;
+  const maxLive = options.maxLive ?? 1_000_000;
+  const maxLiveSteps = options.maxLiveSteps ?? 1_000_000;
+  /** Steps held by live requests right now. */
+  let liveSteps = 0;
   const data: ReportData = {
     files,
     lines: 0,
@@ -120,6 +133,7 @@ export async function collectReport(files: readonly string[], options: ReportOpt
     malformed: 0,
     oversized: 0,
     unprepared: 0,
+    untracked: 0,
     firstAt: undefined,
     lastAt: undefined,
     stateCounts: {},
@@ -140,7 +154,8 @@ export async function collectReport(files: readonly string[], options: ReportOpt
   let ringAt = 0;
 
   const addStep = (req: RequestDetail, r: HandoffTransition): void => {
-    if (req.steps.length >= maxSteps) {
+    const isLiveReq = req.end === undefined;
+    if (req.steps.length >= maxSteps || (isLiveReq && liveSteps >= maxLiveSteps)) {
       req.stepsDropped++;
       return;
     }
@@ -159,6 +174,7 @@ export async function collectReport(files: readonly string[], options: ReportOpt
     if (r.outcome !== undefined) step.outcome = r.outcome;
     if (r.reason !== undefined) step.reason = r.reason;
     req.steps.push(step);
+    if (isLiveReq) liveSteps++;
   };
   const finish = (req: RequestDetail): void => {
     if (data.first.length < detail) data.first.push(req);
@@ -196,6 +212,10 @@ export async function collectReport(files: readonly string[], options: ReportOpt
     else data.edgeCounts[edge] = (data.edgeCounts[edge] ?? 0) + 1;
     if (r.event === 'prepare') {
       data.requests++;
+      if (live.size >= maxLive) {
+        data.untracked++;
+        return;
+      }
       data.stateCounts[r.to] = (data.stateCounts[r.to] ?? 0) + 1;
       const req: RequestDetail = {
         requestId: r.requestId,
@@ -233,6 +253,7 @@ export async function collectReport(files: readonly string[], options: ReportOpt
     req.validations = r.validations;
     if (!isLive(req.state) && live.has(r.requestId)) {
       live.delete(r.requestId);
+      liveSteps -= req.steps.length;
       req.end = endOf(r);
       data.ends.set(req.end, (data.ends.get(req.end) ?? 0) + 1);
       for (const [state, ms] of Object.entries(req.durations) as [HandoffState, number][]) {
@@ -356,7 +377,8 @@ export async function renderReport(data: ReportData): Promise<string> {
 <tr><th>left live at the end</th><td class="n" id="live-count">${num(data.liveCount)}</td></tr>
 <tr><th>records</th><td class="n">${num(data.records)}</td></tr>
 <tr><th>lines skipped (malformed, oversized)</th><td class="n">${num(data.malformed)}, ${num(data.oversized)}</td></tr>
-<tr><th>records of requests prepared before the trace</th><td class="n">${num(data.unprepared)}</td></tr>
+<tr><th>records of requests not followed (prepared before the trace, or beyond the live cap)</th><td class="n">${num(data.unprepared)}</td></tr>
+<tr><th>requests not followed (too many live at once)</th><td class="n">${num(data.untracked)}</td></tr>
 <tr><th>steps on no diagram edge (evictions, impossible steps)</th><td class="n">${num(data.unmapped)}</td></tr>
 </table>
 <p class="note" id="summarised">${esc(summarised)} Run <code>intent-mcp trace check</code> to judge every step against the machine.</p>

@@ -144,6 +144,17 @@ describe('trace check', () => {
     ]);
   });
 
+  it('follows at most maxLive requests at once: a prepare beyond is reported, its later records not judged', async () => {
+    const path = join(dir, 'capped.jsonl');
+    writeFileSync(path, run.text);
+    const problems: TraceProblem[] = [];
+    await checkTrace([path], { onProblem: (p) => problems.push(p), maxLive: 1 });
+    const capped = problems.filter((p) => p.kind === 'capacity');
+    // The session close leaves two requests live at once: the second is not followed, and nothing else is reported.
+    expect(capped).toHaveLength(1);
+    expect(problems).toEqual(capped);
+  });
+
   it('[I11-TRACE-ROTATE] checks a rotated pair FILE.1 FILE as one stream, and FILE alone from its own header', async () => {
     const path = join(dir, 'rotated.jsonl');
     const writer = new TraceWriter(path, { logger: createLogger('silent'), maxBytes: 64 * 1024 });

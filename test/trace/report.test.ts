@@ -122,5 +122,14 @@ describe('trace report', () => {
     const html = await renderReport(data);
     expect(html).toContain(`rows and timelines are kept for the first 5 and the last 5 finished requests`);
     expect(html.match(/<tr class="request"/g)).toHaveLength(10);
+    // Bounded for hostile traces too: live requests followed and their timeline steps held are capped.
+    const capped = await collectReport([path], { detail: 5, maxLive: 1, maxLiveSteps: 2 });
+    expect(capped.untracked).toBeGreaterThan(0);
+    expect(capped.requests).toBe(ends.size);
+    // While live, a request held at most 2 steps: the rest of its life before its end was counted, not kept.
+    const shown = [...capped.first, ...capped.last];
+    expect(shown.some((r) => r.stepsDropped > 0)).toBe(true);
+    for (const r of shown)
+      expect(r.steps.findIndex((st) => !['prepared', 'validating', 'correcting'].includes(st.to))).toBeLessThan(3);
   });
 });
