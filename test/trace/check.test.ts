@@ -9,7 +9,7 @@ import { checkTrace, formatProblem, type TraceProblem } from '../../src/trace/ch
 import { createLogger } from '../../src/server/logger.js';
 import { machineHash } from '../../src/trace/format.js';
 import { TraceWriter } from '../../src/trace/writer.js';
-import { scriptedSession, tempDir, tracedSession, type ScriptedRun } from './support.js';
+import { CANDIDATE_MARKER, SEED_MARKER, scriptedSession, tempDir, tracedSession, type ScriptedRun } from './support.js';
 
 let dir = '';
 let tracePath = '';
@@ -142,6 +142,33 @@ describe('trace check', () => {
       ['oversized', 5, 'error'],
       ['unprepared', 6, 'error'],
     ]);
+  });
+
+  it('[I11-TRACE-MARKERS] the trace holds no token and no candidate text', () => {
+    expect(run.tokens.length).toBe(run.ends.size);
+    for (const secret of [...run.tokens, CANDIDATE_MARKER, SEED_MARKER]) expect(run.text).not.toContain(secret);
+  });
+
+  it('hostile input: a 4 MiB line without an end, deep nesting, 1 MiB of newlines and binary junk are each reported and skipped', async () => {
+    const lines = linesOf(run.text);
+    const junk = [
+      lines[0] ?? '',
+      '['.repeat(60_000) + ']'.repeat(4000),
+      Buffer.from(Array.from({ length: 30_000 }, (_, i) => (i * 7919) % 256))
+        .toString('latin1')
+        .replaceAll('\n', ' '),
+      ...lines.slice(1),
+    ].join('\n');
+    const path = join(dir, 'hostile.jsonl');
+    writeFileSync(path, junk + '\n' + '\n'.repeat(1024 * 1024) + '{"requestId":"' + 'x'.repeat(4 * 1024 * 1024));
+    const problems: TraceProblem[] = [];
+    const summary = await checkTrace([path], { onProblem: (p) => problems.push(p) });
+    expect(problems.map((p) => [p.kind, p.line])).toEqual([
+      ['malformed', 2],
+      ['malformed', 3],
+      ['oversized', lines.length + 2 + 1024 * 1024 + 1],
+    ]);
+    expect(summary.requests).toBe(run.ends.size);
   });
 
   it('follows at most maxLive requests at once: a prepare beyond is reported, its later records not judged', async () => {
