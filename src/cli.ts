@@ -8,7 +8,7 @@
 import { writeFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { HANDOFF_STATES } from '../machines/handoff.js';
-import { IntentError } from './core/errors.js';
+import { IntentError, quoteCaller } from './core/errors.js';
 import { toDot, toMermaid } from '../machines/diagram.js';
 import { IntentConfigBaseSchema } from './core/schemas.js';
 import {
@@ -254,7 +254,9 @@ trace
       try {
         await writeFile(opts.output, html);
       } catch (error) {
-        fail(`cannot write the report to ${opts.output}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+        fail(
+          `cannot write the report to ${quoteCaller(opts.output)}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+        );
       }
     }
   });

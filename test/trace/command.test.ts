@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli, startCli, stopAllChildren, type ServingChild } from '../support/serverProcess.js';
 import { SEED_ARGS, SEED_CANDIDATE } from '../support/mcpFixtures.js';
-import { CANDIDATE_MARKER, MARKED_INVALID, SEED_MARKER, tempDir } from './support.js';
+import { CANDIDATE_MARKER, MARKED_INVALID, SEED_MARKER, tempDir, tracedSession } from './support.js';
 
 let dir = '';
 
@@ -126,6 +126,28 @@ describe('--trace through the built command', () => {
       `${alteredPath}:${index + 1}: error: request "${a.requestId}": replay in completed`,
     );
   }, 60_000);
+
+  it('trace check and trace report refuse what they cannot read or write with one line and exit 2; report writes to stdout', async () => {
+    for (const args of [
+      ['trace', 'check', join(dir, 'absent.jsonl')],
+      ['trace', 'check', dir],
+      ['trace', 'report', join(dir, 'absent.jsonl')],
+      ['trace', 'check'],
+    ]) {
+      const run = await runCli(args);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stdout).toBe('');
+    }
+    const path = join(dir, 'tiny.jsonl');
+    await tracedSession(path);
+    const refused = await runCli(['trace', 'report', path, '-o', join(dir, 'missing', 'r.html')]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^intent-mcp: cannot write the report to ".*": ENOENT\n$/);
+    const html = await runCli(['trace', 'report', path]);
+    expect(html.code).toBe(0);
+    expect(html.stdout).toMatch(/^<!DOCTYPE html>[^]*<\/html>\n$/);
+  });
 
   it('[I11-TRACE-UNWRITABLE] a trace path that cannot be written refuses to start: one line, exit 2', async () => {
     for (const path of [join(dir, 'missing', 'trace.jsonl'), dir]) {
