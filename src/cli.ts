@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
- * The `intent-mcp` command (spec 05): `serve` (default), `check-config FILE`, `diagram`, `--help`, `--version`.
+ * The `intent-mcp` command (spec 05): `serve` (default), `check-config FILE`, `diagram`, `trace check|report`, `--help`,
+ * `--version`.
  * Invalid flags or configuration: one line on stderr naming the problem, exit code 2. stdout carries only the protocol
  * (stdio) or the output a subcommand was asked for; logs go to stderr.
  */
+import { writeFile } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { HANDOFF_STATES } from '../machines/handoff.js';
-import { IntentError } from './core/errors.js';
+import { IntentError, quoteCaller } from './core/errors.js';
 import { toDot, toMermaid } from '../machines/diagram.js';
 import { IntentConfigBaseSchema } from './core/schemas.js';
 import {
@@ -19,10 +21,15 @@ import {
 } from './server/app.js';
 import { HttpConfigSchema, SERVER_DEFAULTS, integerRange } from './server/config.js';
 import { LOG_LEVELS, createLogger } from './server/logger.js';
+import { checkTrace, formatProblem } from './trace/check.js';
+import { collectReport, renderReport } from './trace/report.js';
+import { TRACE_MAX_BYTES_DEFAULT, TRACE_MAX_BYTES_MIN } from './trace/writer.js';
 import { VERSION } from './version.js';
 
 /** Shutdown must finish within this many ms (spec 05: exit 0 within 5 s); the drain takes at most `drainMs` of it. */
 const SHUTDOWN_GRACE_MS = 4500;
+/** `trace check` prints at most this many problems (then a count): a broken 1 GB trace must not flood a terminal. */
+const MAX_PRINTED_PROBLEMS = 1000;
 
 function fail(message: string): never {
   process.stderr.write(`intent-mcp: ${message}\n`);
@@ -117,7 +124,18 @@ program
     'recognition deadline for every instance, counted from prepare',
     integer(integerRange(IntentConfigBaseSchema.shape.timeoutMs)),
   )
-  .addOption(new Option('--log-level <level>', 'stderr log level (debug = JSON lines)').choices([...LOG_LEVELS]))
+  .addOption(
+    new Option(
+      '--log-level <level>',
+      'stderr log level (debug = JSON lines, one per tool call and per transition)',
+    ).choices([...LOG_LEVELS]),
+  )
+  .option('--trace <file>', 'append every request transition to <file> as JSON lines (see `intent-mcp trace --help`)')
+  .option(
+    '--trace-max-bytes <n>',
+    `rotate the trace file at this size, keeping one <file>.1 (default ${TRACE_MAX_BYTES_DEFAULT}, at least ${TRACE_MAX_BYTES_MIN})`,
+    integer({ min: TRACE_MAX_BYTES_MIN, max: Number.MAX_SAFE_INTEGER }),
+  )
   .option(
     '--inspect [port]',
     'serve the debug inspector page on loopback (default port: the HTTP port + 1, or 3002 over stdio; 0 = any free port)',
@@ -187,6 +205,66 @@ program
   .action((opts: { format: 'mermaid' | 'dot'; highlight?: string }) => {
     const render = opts.format === 'dot' ? toDot : toMermaid;
     process.stdout.write(render({ highlight: opts.highlight }));
+  });
+
+const trace = program.command('trace').description('check or report a trace file written with serve --trace');
+
+trace
+  .command('check')
+  .description(
+    'replay every request of the trace through the machine; print each step it would not take, each answer that differs and each request left live; exit 1 when anything is printed, 0 when clean',
+  )
+  .argument('<files...>', 'trace files in order (a rotated pair: <file>.1 <file>)')
+  .action(async (files: string[]) => {
+    let printed = 0;
+    let summary;
+    try {
+      summary = await checkTrace(files, {
+        onProblem: (problem) => {
+          if (printed++ < MAX_PRINTED_PROBLEMS) process.stdout.write(formatProblem(problem) + '\n');
+        },
+      });
+    } catch (error) {
+      fail(`cannot read the trace: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message.slice(0, 120)}`);
+    }
+    if (printed > MAX_PRINTED_PROBLEMS)
+      process.stdout.write(`... and ${printed - MAX_PRINTED_PROBLEMS} more problems not printed\n`);
+    process.stdout.write(
+      `${summary.problems === 0 ? 'clean' : 'problems found'}: ${summary.requests} requests, ${summary.records} records, ${summary.lines} lines; ${summary.errors} errors, ${summary.warnings} warnings\n`,
+    );
+    process.exitCode = summary.problems === 0 ? 0 : 1;
+  });
+
+trace
+  .command('report')
+  .description(
+    'write one self-contained HTML report of the trace: the machine diagram with its counts, how requests ended, time per state, a table of requests and their timelines',
+  )
+  .argument('<files...>', 'trace files in order (a rotated pair: <file>.1 <file>)')
+  .option('-o, --output <file>', 'write the HTML here (default: stdout)')
+  .option(
+    '--detail <n>',
+    'requests shown in full at each end of the trace (first n and last n finished); all are counted',
+    integer({ min: 0, max: 100_000 }),
+    200,
+  )
+  .action(async (files: string[], opts: { output?: string; detail: number }) => {
+    let html: string;
+    try {
+      html = await renderReport(await collectReport(files, { detail: opts.detail }));
+    } catch (error) {
+      fail(`cannot read the trace: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message.slice(0, 120)}`);
+    }
+    if (opts.output === undefined) process.stdout.write(html);
+    else {
+      try {
+        await writeFile(opts.output, html);
+      } catch (error) {
+        fail(
+          `cannot write the report to ${quoteCaller(opts.output)}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+        );
+      }
+    }
   });
 
 await program.parseAsync();

@@ -69,6 +69,7 @@ export {
   type IntentMcpConnectOptions,
   type IntentMcpSession,
   type ProtocolVersion,
+  type ToolCallRecord,
 } from './mcp/adapter.js';
 export { mountIntentMcpTools, type IntentMcpMount, type MountIntentMcpToolsOptions } from './mcp/mount.js';
 export type { IntentMcpToolResult } from './mcp/envelopes.js';

@@ -90,7 +90,16 @@ describe('the package entry', () => {
         for (const name of Object.getOwnPropertyNames(o)) if (name !== 'constructor') names.add(name);
       return [...names].sort();
     };
-    expect(members(adapter)).toEqual(['close', 'closed', 'connect', 'inspect', 'mode', 'snapshot', 'tools']);
+    expect(members(adapter)).toEqual([
+      'close',
+      'closed',
+      'connect',
+      'inspect',
+      'mode',
+      'observeToolCalls',
+      'snapshot',
+      'tools',
+    ]);
     expect(members(session)).toEqual(['callTool', 'close', 'id', 'protocolVersion']);
     await adapter.close();
   });

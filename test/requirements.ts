@@ -224,6 +224,28 @@ export const requirements: Requirement[] = [
     text: 'An inspection stream of transitions and a snapshot of live requests and store usage, without tokens or candidate text.',
   },
   { id: 'S03-DIAGRAM', text: 'Mermaid and DOT diagrams are generated from the machine definition.' },
+  // --- issue 11 part 1: trace files, trace check, trace report, debug log
+  {
+    id: 'I11-TRACE-CHECK',
+    text: 'trace check replays every recorded request through the machine: a scripted session checks clean; an impossible transition, a wrong answer or a dropped terminal line is reported with request and line number, exit 1.',
+  },
+  {
+    id: 'I11-TRACE-ROTATE',
+    text: '--trace-max-bytes rotates the trace file at the bound, one rotated file (FILE.1) kept.',
+  },
+  { id: 'I11-TRACE-UNWRITABLE', text: 'A --trace path that cannot be written refuses to start: one line, exit 2.' },
+  {
+    id: 'I11-TRACE-FULL-DISK',
+    text: 'A trace write error (full disk) degrades to one rate-limited warning and dropped records, never a crash.',
+  },
+  {
+    id: 'I11-TRACE-MARKERS',
+    text: 'Neither the trace, the report nor the debug log contains a token or candidate text.',
+  },
+  {
+    id: 'I11-DEBUG-LOG',
+    text: '--log-level debug logs one line per tool call (tool, requestId, duration, answer or error code) and per transition.',
+  },
   {
     id: 'S03-DIAGRAM-WORDS',
     text: 'Wherever the diagram is drawn, its guards read in words with the answer (EVENT [when] / answer), a rejected completion is drawn apart from a successful one, and self-loop labels stay legible.',

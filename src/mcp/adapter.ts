@@ -24,7 +24,7 @@ import {
   type HandoffTransition,
 } from '../engine/engine.js';
 import { recognize } from '../engine/recognize.js';
-import { handoffErrors, successReply, type HandoffReply } from '../engine/replies.js';
+import { errorReply, handoffErrors, successReply, type HandoffReply } from '../engine/replies.js';
 import { Intent, type IntentParseOptions } from '../intent.js';
 import { envelopeFromReply, errorEnvelope, type IntentMcpToolResult } from './envelopes.js';
 import {
@@ -89,6 +89,24 @@ export interface IntentMcpAdapter {
   inspect(listener: (t: HandoffTransition) => void): () => void;
   /** Live requests per session and terminal store usage. */
   snapshot(): EngineSnapshot;
+  /**
+   * Observes every tool call this adapter answers (the command's `--log-level debug` line per call). Nothing is timed
+   * while nobody observes. Returns the unsubscribe function. Optional so that wrappers of an adapter need not forward
+   * it; the adapters `createIntentMcpAdapter` makes always have it.
+   */
+  observeToolCalls?(listener: (call: ToolCallRecord) => void): () => void;
+}
+
+/** One answered tool call, as observability shows it: no arguments, no token, no candidate text. */
+export interface ToolCallRecord {
+  sessionId: string;
+  tool: string;
+  /** The request the call was about: the one prepared, or the `requestId` argument (a caller string, as sent). */
+  requestId: string | undefined;
+  /** Wall time from the call to its answer, in milliseconds. */
+  durationMs: number;
+  /** `ok`, or the error code of the answer (`CANDIDATE_INVALID`, `HANDOFF_NOT_FOUND`, ...). */
+  outcome: string;
 }
 
 const ConfigShapeSchema = z
@@ -151,6 +169,7 @@ class Adapter implements IntentMcpAdapter {
   readonly #maxCandidateBytes: number;
   readonly #caps: RequestCaps;
   readonly #sessions = new Set<AdapterSession>();
+  readonly #callObservers = new Set<(call: ToolCallRecord) => void>();
   #closed = false;
 
   constructor(
@@ -213,12 +232,29 @@ class Adapter implements IntentMcpAdapter {
     return this.#engine.snapshot();
   }
 
+  observeToolCalls(listener: (call: ToolCallRecord) => void): () => void {
+    this.#callObservers.add(listener);
+    return () => {
+      this.#callObservers.delete(listener);
+    };
+  }
+
   /** What a session of this adapter may call; kept off the adapter object, so no caller reaches it. */
   readonly #toolRunner: ToolRunner = {
     kindOf: (name) => this.#kindOf(name),
     run: (kind, name, engineSession, args, options) => this.#run(kind, name, engineSession, args, options),
     forget: (session) => {
       this.#forget(session);
+    },
+    observed: () => this.#callObservers.size > 0,
+    observe: (call) => {
+      for (const listener of this.#callObservers) {
+        try {
+          listener(call);
+        } catch {
+          // An observer's failure must never change an answer.
+        }
+      }
     },
   };
 
@@ -290,6 +326,9 @@ interface ToolRunner {
     options: IntentParseOptions,
   ): Promise<HandoffReply>;
   forget(session: AdapterSession): void;
+  /** Whether anyone observes tool calls (when not, calls are not timed). */
+  observed(): boolean;
+  observe(call: ToolCallRecord): void;
 }
 
 class AdapterSession implements IntentMcpSession {
@@ -315,12 +354,29 @@ class AdapterSession implements IntentMcpSession {
     if (kind === undefined) return undefined;
     const version = this.protocolVersion;
     if (this.#closed) return errorEnvelope(handoffErrors.sessionClosed(), version);
+    const started = this.#adapter.observed() ? performance.now() : undefined;
+    let reply: HandoffReply;
     try {
       const checked = checkParseOptions(options);
-      return envelopeFromReply(await this.#adapter.run(kind, name, this.#engineSession, args, checked), version);
+      reply = await this.#adapter.run(kind, name, this.#engineSession, args, checked);
     } catch (error) {
-      return errorEnvelope(toIntentError(error), version);
+      reply = errorReply(toIntentError(error));
     }
+    if (started !== undefined) this.#observe(name, args, reply, started);
+    return envelopeFromReply(reply, version);
+  }
+
+  #observe(tool: string, args: unknown, reply: HandoffReply, started: number): void {
+    const argId = args !== null && typeof args === 'object' ? (args as { requestId?: unknown }).requestId : undefined;
+    const preparedId = reply.isError ? undefined : (reply.value as { requestId?: unknown }).requestId;
+    const requestId = typeof argId === 'string' ? argId : typeof preparedId === 'string' ? preparedId : undefined;
+    this.#adapter.observe({
+      sessionId: this.id,
+      tool,
+      requestId,
+      durationMs: Math.round((performance.now() - started) * 1000) / 1000,
+      outcome: reply.isError ? reply.error.code : 'ok',
+    });
   }
 
   async close(): Promise<void> {

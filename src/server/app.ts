@@ -23,6 +23,7 @@ import { createLogger, type LogLevel, type Logger } from './logger.js';
 import { serveOverStdio } from './stdio.js';
 import { isLoopbackHost, startInspector, type RunningInspector } from '../inspector/index.js';
 import { inspectorErrors } from '../inspector/server.js';
+import { TRACE_MAX_BYTES_DEFAULT, TraceWriter, checkTraceMaxBytes, traceErrors } from '../trace/writer.js';
 
 /** Command-line flags of `serve`; each overrides the config file. */
 export interface ServeFlags {
@@ -45,6 +46,10 @@ export interface ServeFlags {
   inspect?: number | true;
   /** `--inspect-host`: the inspector's loopback address (default 127.0.0.1). */
   inspectHost?: string;
+  /** `--trace FILE`: append every transition record to FILE (`src/trace/writer.ts`). */
+  trace?: string;
+  /** `--trace-max-bytes N`: rotate the trace file at N bytes. */
+  traceMaxBytes?: number;
 }
 
 /** Everything `serve` needs, resolved and validated. */
@@ -61,6 +66,8 @@ export interface ResolvedServe extends ResolvedHttp {
   stdioMaxMessageBytes: number;
   /** The debug inspector's address, when `--inspect` asks for it (off by default). */
   inspect?: { host: string; port: number };
+  /** Where transitions are traced, if anywhere. */
+  trace: { path: string; maxBytes: number } | undefined;
 }
 
 /** The inspector's port when `--inspect` names none: the listen port + 1 over HTTP, 3002 over stdio (spec 05). */
@@ -97,6 +104,7 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
     refusalLogsPerMinute: httpConfig.refusalLogsPerMinute ?? SERVER_DEFAULTS.refusalLogsPerMinute,
     logLevel: flags.logLevel ?? SERVER_DEFAULTS.logLevel,
     stdioMaxMessageBytes: stdioMessageLimit(config),
+    trace: resolveTrace(flags),
   };
   const inspectHost = flags.inspectHost ?? SERVER_DEFAULTS.host;
   if (!isLoopbackHost(inspectHost)) throw inspectorErrors.notLoopback(inspectHost);
@@ -122,6 +130,49 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
     resolved.config = { ...config, instances };
   }
   return resolved;
+}
+
+function resolveTrace(flags: ServeFlags): ResolvedServe['trace'] {
+  if (flags.trace === undefined) {
+    if (flags.traceMaxBytes !== undefined) throw traceErrors.maxBytesWithoutTrace();
+    return undefined;
+  }
+  return { path: flags.trace, maxBytes: checkTraceMaxBytes(flags.traceMaxBytes ?? TRACE_MAX_BYTES_DEFAULT) };
+}
+
+/**
+ * What the command observes of its adapter: the trace file (`--trace`) and, at `--log-level debug`, one stderr line per
+ * tool call and per transition. Opens the trace file, so an unwritable path refuses here, before anything is served.
+ * Returns what closes them.
+ */
+function observe(adapter: IntentMcpAdapter, resolved: ResolvedServe, logger: Logger): () => Promise<void> {
+  const writer =
+    resolved.trace === undefined
+      ? undefined
+      : new TraceWriter(resolved.trace.path, { maxBytes: resolved.trace.maxBytes, logger });
+  if (writer !== undefined) adapter.inspect(writer.record);
+  if (resolved.logLevel === 'debug') {
+    // Sizes, short hashes, ids and names only: a transition record never holds a token or candidate text.
+    adapter.inspect((step) => {
+      const { sessionId, requestId, ...rest } = step;
+      logger.debug('transition', { session: sessionId, request: requestId, ...rest });
+    });
+    adapter.observeToolCalls?.((call) => {
+      logger.debug('tool call', {
+        tool: call.tool,
+        requestId: call.requestId,
+        session: call.sessionId,
+        durationMs: call.durationMs,
+        outcome: call.outcome,
+      });
+    });
+  }
+  return async () => {
+    if (writer === undefined) return;
+    await writer.close();
+    const { records, dropped } = writer.stats;
+    if (dropped > 0) logger.warn('trace file closed with records dropped', { path: writer.path, records, dropped });
+  };
 }
 
 /** Builds the `Intent`s of the config (with their executors) and the adapter. */
@@ -201,10 +252,16 @@ export async function startServe(
   logger: Logger = createLogger(resolved.logLevel),
 ): Promise<RunningServe> {
   const adapter = buildAdapter(resolved);
+  const closeObservers = observe(adapter, resolved, logger);
   const tools = adapter.tools.map((tool) => tool.name).join(', ');
   // Before the transport: the engine instruments only requests prepared while the inspector listens.
   const inspector =
-    resolved.inspect === undefined ? undefined : await startInspector(adapter, { ...resolved.inspect, logger });
+    resolved.inspect === undefined
+      ? undefined
+      : await startInspector(adapter, { ...resolved.inspect, logger }).catch(async (error: unknown) => {
+          await closeObservers();
+          throw error;
+        });
   if (inspector !== undefined) logger.info('inspector listening', { url: inspector.url });
   const closeInspector = async (): Promise<void> => {
     await inspector?.close();
@@ -220,11 +277,13 @@ export async function startServe(
         await handle.drain(drainMs);
         await handle.close();
         await adapter.close();
+        await closeObservers();
         await closeInspector();
       },
     };
   }
   const http = await serveHttp(adapter, { ...httpOptionsOf(resolved), logger }).catch(async (error: unknown) => {
+    await closeObservers();
     await closeInspector();
     throw error;
   });
@@ -242,6 +301,7 @@ export async function startServe(
     close: async (drainMs = SERVER_DEFAULTS.drainMs) => {
       await http.close(drainMs);
       await adapter.close();
+      await closeObservers();
       await closeInspector();
     },
   };
