@@ -118,6 +118,10 @@ program
     integer(integerRange(IntentConfigBaseSchema.shape.timeoutMs)),
   )
   .addOption(new Option('--log-level <level>', 'stderr log level (debug = JSON lines)').choices([...LOG_LEVELS]))
+  .option(
+    '--otel',
+    'export OpenTelemetry spans over OTLP/HTTP, configured by the standard OTEL_EXPORTER_OTLP_* variables (needs the optional @opentelemetry packages)',
+  )
   .action(
     exitOnIntentError(async (opts: ServeFlags) => {
       const resolved = resolveServe(opts);
@@ -137,6 +141,12 @@ program
       process.on('SIGTERM', () => {
         stop('SIGTERM');
       });
+      // --otel: a process ending by itself (stdin closed) exports its last spans first; beforeExit comes again after.
+      const closeTelemetry = running.closeTelemetry;
+      if (closeTelemetry !== undefined)
+        process.once('beforeExit', () => {
+          void closeTelemetry(SHUTDOWN_GRACE_MS);
+        });
     }),
   );
 

@@ -90,6 +90,15 @@ export { STORE_MAX_ITEMS, STORE_MAX_BYTES } from './engine/terminalStore.js';
 export { systemClock, type HandoffClock } from './engine/clock.js';
 export { toMermaid, toDot, type DiagramOptions } from '../machines/diagram.js';
 export {
+  instrumentOpenTelemetry,
+  HANDOFF_SPAN_NAME,
+  RETAINED_SPAN_NAME,
+  OTEL_ATTRIBUTES,
+  type InspectionSource,
+  type OpenTelemetryOptions,
+  type OpenTelemetryInstrumentation,
+} from './observability/otel.js';
+export {
   handoffMachine,
   HANDOFF_STATES,
   LIVE_STATES,

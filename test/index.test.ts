@@ -48,6 +48,11 @@ const DOCUMENTED = [
   'systemClock',
   'toMermaid',
   'toDot',
+  // OpenTelemetry
+  'instrumentOpenTelemetry',
+  'HANDOFF_SPAN_NAME',
+  'RETAINED_SPAN_NAME',
+  'OTEL_ATTRIBUTES',
 ];
 
 describe('the package entry', () => {

@@ -39,6 +39,8 @@ export interface ServeFlags {
   bodyTimeoutMs?: number;
   timeoutMs?: number;
   logLevel?: LogLevel;
+  /** Export OpenTelemetry spans over OTLP/HTTP, configured by the standard `OTEL_*` variables (issue 11). */
+  otel?: boolean;
 }
 
 /** Everything `serve` needs, resolved and validated. */
@@ -53,6 +55,8 @@ export interface ResolvedServe extends ResolvedHttp {
   logLevel: LogLevel;
   /** The stdio read limit in bytes (see `stdioMessageLimit`). */
   stdioMaxMessageBytes: number;
+  /** `--otel`: export spans (the SDK packages are loaded only then). */
+  otel: boolean;
 }
 
 /** Flags over config file over embedded default. Throws `CONFIG_INVALID` with one clear message. */
@@ -86,6 +90,7 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
     refusalLogsPerMinute: httpConfig.refusalLogsPerMinute ?? SERVER_DEFAULTS.refusalLogsPerMinute,
     logLevel: flags.logLevel ?? SERVER_DEFAULTS.logLevel,
     stdioMaxMessageBytes: stdioMessageLimit(config),
+    otel: flags.otel ?? false,
   };
   if (flags.timeoutMs !== undefined) {
     const instances = Object.fromEntries(
@@ -149,6 +154,36 @@ export interface RunningServe {
    * `SESSION_CLOSED`, wait (at most `drainMs`) until those replies are written, then close the transports.
    */
   close(drainMs?: number): Promise<void>;
+  /**
+   * `--otel` only: closes the adapter (every live request's span ends) and exports what is left, within `timeoutMs`.
+   * `close` does it too; the command calls it alone when the process is about to end by itself (stdin ended).
+   */
+  closeTelemetry?: (timeoutMs: number) => Promise<void>;
+}
+
+/** How long the exit may wait for the last spans to reach the collector: the shutdown grace is 4.5 s in all. */
+const TELEMETRY_FLUSH_MS = 1000;
+
+/** `--otel`: loads the SDK, subscribes the OpenTelemetry instrumentation to the adapter. Refuses to start when the SDK is missing. */
+async function startTelemetry(
+  adapter: IntentMcpAdapter,
+  logger: Logger,
+): Promise<((timeoutMs: number) => Promise<void>) | undefined> {
+  const { instrumentOpenTelemetry, startOtelExport } = await import('../observability/otel.js');
+  const exporting = await startOtelExport({ diagnostics: logger });
+  if (exporting === undefined) {
+    logger.info('OpenTelemetry disabled by OTEL_SDK_DISABLED');
+    return undefined;
+  }
+  const instrumentation = instrumentOpenTelemetry(adapter, { tracerProvider: exporting.tracerProvider });
+  logger.info('exporting OpenTelemetry spans', { protocol: exporting.protocol });
+  let closing: Promise<void> | undefined;
+  return (timeoutMs) =>
+    (closing ??= (async () => {
+      await adapter.close();
+      instrumentation.stop();
+      await exporting.shutdown(timeoutMs);
+    })());
 }
 
 /** The HTTP part of the resolved options (what `serveHttp` takes; `check-config` prints it too). */
@@ -174,6 +209,7 @@ export async function startServe(
   logger: Logger = createLogger(resolved.logLevel),
 ): Promise<RunningServe> {
   const adapter = buildAdapter(resolved);
+  const closeTelemetry = resolved.otel ? await startTelemetry(adapter, logger) : undefined;
   const tools = adapter.tools.map((tool) => tool.name).join(', ');
   if (resolved.transport === 'stdio') {
     const handle = serveOverStdio(adapter, logger, { maxMessageBytes: resolved.stdioMaxMessageBytes });
@@ -185,7 +221,9 @@ export async function startServe(
         await handle.drain(drainMs);
         await handle.close();
         await adapter.close();
+        await closeTelemetry?.(TELEMETRY_FLUSH_MS);
       },
+      ...(closeTelemetry === undefined ? {} : { closeTelemetry }),
     };
   }
   const http = await serveHttp(adapter, { ...httpOptionsOf(resolved), logger });
@@ -202,6 +240,8 @@ export async function startServe(
     close: async (drainMs = SERVER_DEFAULTS.drainMs) => {
       await http.close(drainMs);
       await adapter.close();
+      await closeTelemetry?.(TELEMETRY_FLUSH_MS);
     },
+    ...(closeTelemetry === undefined ? {} : { closeTelemetry }),
   };
 }
