@@ -25,6 +25,7 @@ import {
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace';
 import { HandoffEngine, type EngineSession, type HandoffInstance } from '../src/engine/engine.js';
+import { createIntentMcpAdapter, type IntentMcpSession } from '../src/mcp/adapter.js';
 import type { HandoffReply } from '../src/engine/replies.js';
 import { instrumentOpenTelemetry } from '../src/observability/otel.js';
 import { CANDIDATE_TEXT, REQUEST, benchIntent } from './fixture.js';
@@ -46,7 +47,8 @@ const log = (line = ''): void => {
   process.stdout.write(`${line}\n`);
 };
 
-const instance: HandoffInstance = benchIntent().asInstance('travel');
+const intent = benchIntent();
+const instance: HandoffInstance = intent.asInstance('travel');
 
 async function handoff(session: EngineSession): Promise<HandoffReply> {
   const task = session.prepare(instance, REQUEST);
@@ -101,6 +103,52 @@ const batch = sdkCase(
 );
 const simple = sdkCase((exporter) => new SimpleSpanProcessor({ exporter }));
 
+// The same handoff through the MCP adapter's tools (what a library user's server pays per request: argument checks and
+// the MCP envelope of the reply around the same engine work), without and with the SDK.
+function adapterSession(): IntentMcpSession {
+  return createIntentMcpAdapter({
+    mode: 'host',
+    instances: { travel: intent },
+    limits: { maxPendingPerSession: 1_000_000 },
+  }).connect({ protocolVersion: '2025-11-25' });
+}
+async function toolHandoff(session: IntentMcpSession): Promise<unknown> {
+  const task = (await session.callTool('intent_prepare', REQUEST))?.structuredContent as {
+    requestId: string;
+    submissionToken: string;
+  };
+  const reply = await session.callTool('intent_accept', {
+    requestId: task.requestId,
+    submissionToken: task.submissionToken,
+    candidateText: CANDIDATE_TEXT,
+  });
+  if (reply?.isError !== false) throw new Error('tool handoff failed');
+  return reply;
+}
+const toolOff = adapterSession();
+const toolAdapter = createIntentMcpAdapter({
+  mode: 'host',
+  instances: { travel: intent },
+  limits: { maxPendingPerSession: 1_000_000 },
+});
+const toolExporter = new InMemorySpanExporter();
+const toolProvider = new TracerProvider({
+  spanProcessors: [
+    new BatchSpanProcessor({ exporter: toolExporter, maxQueueSize: 4096, scheduledDelayMillis: 60_000 }),
+  ],
+});
+instrumentOpenTelemetry(toolAdapter, { tracerProvider: toolProvider });
+const toolOn = toolAdapter.connect({ protocolVersion: '2025-11-25' });
+let toolCount = 0;
+async function toolOnHandoff(): Promise<unknown> {
+  const reply = await toolHandoff(toolOn);
+  if (++toolCount % 1000 === 0) {
+    await toolProvider.forceFlush();
+    toolExporter.reset();
+  }
+  return reply;
+}
+
 // Warm up each path and fill each terminal store, so every case runs in its steady state (evicting as it goes).
 const FILL = 12_000;
 for (let i = 0; i < FILL; i++) {
@@ -109,6 +157,8 @@ for (let i = 0; i < FILL; i++) {
   await handoff(noSdkSession);
   await batch.run();
   await simple.run();
+  await toolHandoff(toolOff);
+  await toolOnHandoff();
 }
 
 const stats = await compare(
@@ -118,6 +168,13 @@ const stats = await compare(
     noSdk: { fn: () => handoff(noSdkSession), async: true },
     batch: { fn: batch.run, async: true },
     simple: { fn: simple.run, async: true },
+  },
+  { rounds: ROUNDS, chunkMicros: 2000, warmupMicros: 100_000 },
+);
+const tools = await compare(
+  {
+    off: { fn: () => toolHandoff(toolOff), async: true },
+    on: { fn: toolOnHandoff, async: true },
   },
   { rounds: ROUNDS, chunkMicros: 2000, warmupMicros: 100_000 },
 );
@@ -157,4 +214,9 @@ log(
 log(
   `  otel with no SDK vs off: ${xr(ratio(stats.noSdk, stats.off))}; the stream alone: ${xr(ratio(stats.inspect, stats.off))}`,
 );
+log();
+log('Through the adapter (intent_prepare + intent_accept tool calls, MCP envelopes included)');
+log(row('off', tools.off, '1×'));
+log(row('otel, SDK, batch processor', tools.on, `${f2(ratio(tools.on, tools.off).median)}×`));
+log(`  otel with an SDK through the tools vs off: ${xr(ratio(tools.on, tools.off))}`);
 log(`  open request spans at the end: ${batch.otel.openSpans + simple.otel.openSpans}`);

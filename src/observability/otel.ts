@@ -171,6 +171,8 @@ class SpanRecorder {
   readonly #open = new Map<string, Span>();
   /** Finished requests' span contexts (insertion order = age), for their retained records. */
   readonly #finished = new Map<string, SpanContext>();
+  /** Whether any request span was recording: until then, no step but a prepare can concern this recorder. */
+  #recorded = false;
 
   constructor(tracer: Tracer, maxFinished: number) {
     this.#tracer = tracer;
@@ -182,6 +184,8 @@ class SpanRecorder {
   }
 
   record(t: HandoffTransition): void {
+    // Nothing recorded yet (no SDK, or every request sampled out): a later step has nothing to attach to.
+    if (!this.#recorded && t.event !== 'prepare') return;
     // Request ids are unique per engine; the session id in the key costs nothing and rules out any collision.
     const key = `${t.sessionId}\u0000${t.requestId}`;
     if (t.event === 'prepare') {
@@ -219,6 +223,7 @@ class SpanRecorder {
     const span = this.#tracer.startSpan(HANDOFF_SPAN_NAME, { kind: SpanKind.INTERNAL, startTime: at, attributes });
     // Sampled out, or no SDK registered: nothing to keep, and the request's later records find nothing (cheap).
     if (!span.isRecording()) return;
+    this.#recorded = true;
     span.addEvent(t.event, eventAttributes(t), at);
     this.#open.set(key, span);
   }
