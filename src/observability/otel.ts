@@ -194,8 +194,9 @@ class SpanRecorder {
     }
     const span = this.#open.get(key);
     if (span !== undefined) {
-      span.addEvent(t.event, eventAttributes(t), new Date(t.at));
-      if (TERMINAL.has(t.to)) this.#end(key, span, t);
+      const at = new Date(t.at);
+      span.addEvent(t.event, eventAttributes(t), at);
+      if (TERMINAL.has(t.to)) this.#end(key, span, t, at);
       return;
     }
     // The store dropping a finished request's reply is housekeeping, not something the request did: in steady state
@@ -228,7 +229,7 @@ class SpanRecorder {
     this.#open.set(key, span);
   }
 
-  #end(key: string, span: Span, t: HandoffTransition): void {
+  #end(key: string, span: Span, t: HandoffTransition, at: Date): void {
     // Bookkeeping first: a failing span implementation must not leave the entry behind.
     this.#open.delete(key);
     this.#remember(key, span.spanContext());
@@ -241,7 +242,7 @@ class SpanRecorder {
     span.setAttributes(attributes);
     if (t.answer === 'rejected' || t.answer === 'failed')
       span.setStatus({ code: SpanStatusCode.ERROR, message: t.answer });
-    span.end(new Date(t.at));
+    span.end(at);
   }
 
   #retained(key: string, t: HandoffTransition): void {
