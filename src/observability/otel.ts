@@ -389,7 +389,11 @@ export async function startOtelExport(options: OtelExportOptions = {}): Promise<
       sink.warn('opentelemetry', { message: [message, ...args.map(String)].join(' ') });
     };
     // The SDK reports export failures through the API's diagnostics, which are silent until a logger is set.
-    diag.setLogger({ error: forward, warn: forward, info: noop, debug: noop, verbose: noop }, DiagLogLevel.WARN);
+    // The command sets it once; a second call (a test, an embedding) replaces it without a warning of its own.
+    diag.setLogger(
+      { error: forward, warn: forward, info: noop, debug: noop, verbose: noop },
+      { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+    );
   }
   let resource: ReturnType<ResourcesModule['defaultResource']>;
   try {
