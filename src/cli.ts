@@ -142,6 +142,10 @@ program
     integer({ min: 0, max: 65535 }),
   )
   .option('--inspect-host <host>', `the inspector's loopback address (default ${SERVER_DEFAULTS.host})`)
+  .option(
+    '--otel',
+    'export OpenTelemetry spans over OTLP/HTTP, configured by the standard OTEL_EXPORTER_OTLP_* variables (needs the optional @opentelemetry packages)',
+  )
   .action(
     exitOnIntentError(async (opts: ServeFlags) => {
       const resolved = resolveServe(opts);
@@ -161,6 +165,12 @@ program
       process.on('SIGTERM', () => {
         stop('SIGTERM');
       });
+      // --otel: a process ending by itself (stdin closed) exports its last spans first; beforeExit comes again after.
+      const closeTelemetry = running.closeTelemetry;
+      if (closeTelemetry !== undefined)
+        process.once('beforeExit', () => {
+          void closeTelemetry(SHUTDOWN_GRACE_MS);
+        });
     }),
   );
 

@@ -92,6 +92,15 @@ export { systemClock, type HandoffClock } from './engine/clock.js';
 export { toMermaid, toDot, edgeOf, START_EDGE, type DiagramOptions, type StepOnDiagram } from '../machines/diagram.js';
 export { renderSvg } from './observability/svg.js';
 export {
+  instrumentOpenTelemetry,
+  HANDOFF_SPAN_NAME,
+  RETAINED_SPAN_NAME,
+  OTEL_ATTRIBUTES,
+  type InspectionSource,
+  type OpenTelemetryOptions,
+  type OpenTelemetryInstrumentation,
+} from './observability/otel.js';
+export {
   handoffMachine,
   HANDOFF_STATES,
   LIVE_STATES,

@@ -51,6 +51,11 @@ const DOCUMENTED = [
   'edgeOf',
   'START_EDGE',
   'renderSvg',
+  // OpenTelemetry
+  'instrumentOpenTelemetry',
+  'HANDOFF_SPAN_NAME',
+  'RETAINED_SPAN_NAME',
+  'OTEL_ATTRIBUTES',
 ];
 
 describe('the package entry', () => {

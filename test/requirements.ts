@@ -558,4 +558,26 @@ export const requirements: Requirement[] = [
     id: 'S06-EXECUTOR-FAILED',
     text: 'EXECUTOR_FAILED is retryable for 429, 5xx and network causes, with details.status when HTTP.',
   },
+
+  // --- issue 11: OpenTelemetry ---------------------------------------------------------------------------------------
+  {
+    id: 'I11-OTEL-SPANS',
+    text: "Spans captured with the SDK's in-memory exporter match the inspection records of the same run: one span per request from prepare to its terminal state, one event per record in order, attributes that agree, status ERROR for rejected / failed.",
+  },
+  {
+    id: 'I11-OTEL-NO-SECRETS',
+    text: 'No span, span event or attribute carries a token, a candidate text or the request input.',
+  },
+  {
+    id: 'I11-OTEL-BOUNDED',
+    text: 'Without an SDK nothing is kept; session close, adapter close and stop() end every open span; finished span contexts and events per span are bounded.',
+  },
+  {
+    id: 'I11-OTEL-EXPORT',
+    text: 'The command with --otel exports its spans to a loopback OTLP/HTTP receiver set by the standard OTEL_EXPORTER_OTLP_* variables, flushed on SIGTERM and when stdin ends.',
+  },
+  {
+    id: 'I11-OTEL-MISSING',
+    text: '--otel without the optional SDK packages (or with an OTLP protocol it does not speak) is one stderr line and exit 2.',
+  },
 ];

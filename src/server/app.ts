@@ -50,6 +50,8 @@ export interface ServeFlags {
   trace?: string;
   /** `--trace-max-bytes N`: rotate the trace file at N bytes. */
   traceMaxBytes?: number;
+  /** Export OpenTelemetry spans over OTLP/HTTP, configured by the standard `OTEL_*` variables (issue 11). */
+  otel?: boolean;
 }
 
 /** Everything `serve` needs, resolved and validated. */
@@ -68,6 +70,8 @@ export interface ResolvedServe extends ResolvedHttp {
   inspect?: { host: string; port: number };
   /** Where transitions are traced, if anywhere. */
   trace: { path: string; maxBytes: number } | undefined;
+  /** `--otel`: export spans (the SDK packages are loaded only then). */
+  otel: boolean;
 }
 
 /** The inspector's port when `--inspect` names none: the listen port + 1 over HTTP, 3002 over stdio (spec 05). */
@@ -105,6 +109,7 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
     logLevel: flags.logLevel ?? SERVER_DEFAULTS.logLevel,
     stdioMaxMessageBytes: stdioMessageLimit(config),
     trace: resolveTrace(flags),
+    otel: flags.otel ?? false,
   };
   const inspectHost = flags.inspectHost ?? SERVER_DEFAULTS.host;
   if (!isLoopbackHost(inspectHost)) throw inspectorErrors.notLoopback(inspectHost);
@@ -227,6 +232,36 @@ export interface RunningServe {
    * `SESSION_CLOSED`, wait (at most `drainMs`) until those replies are written, then close the transports.
    */
   close(drainMs?: number): Promise<void>;
+  /**
+   * `--otel` only: closes the adapter (every live request's span ends) and exports what is left, within `timeoutMs`.
+   * `close` does it too; the command calls it alone when the process is about to end by itself (stdin ended).
+   */
+  closeTelemetry?: (timeoutMs: number) => Promise<void>;
+}
+
+/** How long the exit may wait for the last spans to reach the collector: the shutdown grace is 4.5 s in all. */
+const TELEMETRY_FLUSH_MS = 1000;
+
+/** `--otel`: loads the SDK, subscribes the OpenTelemetry instrumentation to the adapter. Refuses to start when the SDK is missing. */
+async function startTelemetry(
+  adapter: IntentMcpAdapter,
+  logger: Logger,
+): Promise<((timeoutMs: number) => Promise<void>) | undefined> {
+  const { instrumentOpenTelemetry, startOtelExport } = await import('../observability/otel.js');
+  const exporting = await startOtelExport({ diagnostics: logger });
+  if (exporting === undefined) {
+    logger.info('OpenTelemetry disabled by OTEL_SDK_DISABLED');
+    return undefined;
+  }
+  const instrumentation = instrumentOpenTelemetry(adapter, { tracerProvider: exporting.tracerProvider });
+  logger.info('exporting OpenTelemetry spans', { protocol: exporting.protocol });
+  let closing: Promise<void> | undefined;
+  return (timeoutMs) =>
+    (closing ??= (async () => {
+      await adapter.close();
+      instrumentation.stop();
+      await exporting.shutdown(timeoutMs);
+    })());
 }
 
 /** The HTTP part of the resolved options (what `serveHttp` takes; `check-config` prints it too). */
@@ -253,6 +288,7 @@ export async function startServe(
 ): Promise<RunningServe> {
   const adapter = buildAdapter(resolved);
   const closeObservers = observe(adapter, resolved, logger);
+  const closeTelemetry = resolved.otel ? await startTelemetry(adapter, logger) : undefined;
   const tools = adapter.tools.map((tool) => tool.name).join(', ');
   // Before the transport: the engine instruments only requests prepared while the inspector listens.
   const inspector =
@@ -279,7 +315,9 @@ export async function startServe(
         await adapter.close();
         await closeObservers();
         await closeInspector();
+        await closeTelemetry?.(TELEMETRY_FLUSH_MS);
       },
+      ...(closeTelemetry === undefined ? {} : { closeTelemetry }),
     };
   }
   const http = await serveHttp(adapter, { ...httpOptionsOf(resolved), logger }).catch(async (error: unknown) => {
@@ -303,6 +341,8 @@ export async function startServe(
       await adapter.close();
       await closeObservers();
       await closeInspector();
+      await closeTelemetry?.(TELEMETRY_FLUSH_MS);
     },
+    ...(closeTelemetry === undefined ? {} : { closeTelemetry }),
   };
 }
