@@ -334,8 +334,9 @@ class AdapterSession implements IntentMcpSession {
 /** `callTool`'s options come from the caller's code, not from tool JSON; bad ones are `INPUT_INVALID` envelopes. */
 function checkParseOptions(options: IntentParseOptions | null | undefined): IntentParseOptions {
   if (options === undefined || options === null) return {};
-  const { signal, timeoutMs } = options;
+  const { signal, timeoutMs, onProgress } = options;
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw mcpErrors.badSignal();
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw mcpErrors.badProgress();
   if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS))
     throw mcpErrors.badTimeout();
   return options;

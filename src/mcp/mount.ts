@@ -149,7 +149,10 @@ export async function mountIntentMcpTools(
         return errorEnvelope(toIntentError(error), version) as never;
       }
     }
-    const result = await session.callTool(name, request.params.arguments, { signal: ctx.mcpReq.signal });
+    const result = await session.callTool(name, request.params.arguments, {
+      signal: ctx.mcpReq.signal,
+      ...progressOf(request.params._meta?.progressToken, ctx),
+    });
     return (result ?? errorEnvelope(toIntentError(new Error('tool vanished')), version)) as never;
   });
 
@@ -158,6 +161,27 @@ export async function mountIntentMcpTools(
     close: () => {
       closedByOwner = true;
       return closeSession();
+    },
+  };
+}
+
+/**
+ * `onProgress` for a call whose caller asked for progress (a `progressToken` in `_meta`): each report becomes a
+ * `notifications/progress` of the request, so a client that resets its timeout on progress keeps waiting (spec 04).
+ */
+function progressOf(
+  progressToken: unknown,
+  ctx: { mcpReq: { notify: (notification: { method: string; params?: Record<string, unknown> }) => Promise<void> } },
+): { onProgress?: (report: { progress: number; message: string }) => void } {
+  if (typeof progressToken !== 'string' && typeof progressToken !== 'number') return {};
+  return {
+    onProgress: ({ progress, message }) => {
+      // A connection that closed meanwhile cannot take it; the call's own answer reports how it ended.
+      ctx.mcpReq
+        .notify({ method: 'notifications/progress', params: { progressToken, progress, message } })
+        .catch(() => {
+          // Nothing to do.
+        });
     },
   };
 }
