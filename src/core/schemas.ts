@@ -452,7 +452,12 @@ export const HostCancelReasonSchema = z.enum(['cancelled', 'refusal', 'incomplet
 export type HostCancelReason = z.infer<typeof HostCancelReasonSchema>;
 
 export const HostCancelReplySchema = z
-  .object({ requestId: z.string(), status: z.enum(['cancelled', 'already_cancelled', 'already_completed']) })
+  .object({
+    requestId: z.string(),
+    status: z.enum(['cancelled', 'already_cancelled', 'already_completed']),
+    /** Present when the request had ended by passing its deadline (status `already_completed`). */
+    reason: z.literal('expired').optional(),
+  })
   .strict();
 export type HostCancelReply = z.infer<typeof HostCancelReplySchema>;
 

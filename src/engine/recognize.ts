@@ -9,7 +9,7 @@ import type { RequestCaps } from '../core/request.js';
 import type { CandidateFeedback, HostTask, ModelTask } from '../core/schemas.js';
 import type { WaiterAnswer } from '../../machines/handoff.js';
 import type { EngineSession, HandoffInstance } from './engine.js';
-import { errorReply, handoffErrors, type HandoffReply } from './replies.js';
+import { errorReply, handoffErrors, inExecutorTerms, type HandoffReply } from './replies.js';
 
 export interface RecognizeOptions {
   /** Cancels the recognition (`ABORTED`) and aborts the executor's call. */
@@ -102,8 +102,22 @@ function endedReply(answer: WaiterAnswer, requestId: string, deadlineMs: number 
   }
 }
 
-/** Runs one recognition through `session` with `executor`. Never throws: every outcome is a reply. */
+/**
+ * Runs one recognition through `session` with `executor`. Never throws: every outcome is a reply, and its error
+ * messages name nothing but what an executor-mode caller has (never the host tools).
+ */
 export async function recognize(
+  session: EngineSession,
+  instance: HandoffInstance,
+  executor: IntentExecutor,
+  request: unknown,
+  options: RecognizeOptions = {},
+  caps?: RequestCaps,
+): Promise<HandoffReply> {
+  return inExecutorTerms(await run(session, instance, executor, request, options, caps));
+}
+
+async function run(
   session: EngineSession,
   instance: HandoffInstance,
   executor: IntentExecutor,

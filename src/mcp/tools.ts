@@ -94,7 +94,7 @@ const DESCRIPTIONS: Readonly<Record<ToolKind, string>> = {
   accept:
     'Submit your candidate for a prepared request: "candidateText" is the whole JSON document as a string. Returns the IntentResult. On a CANDIDATE_INVALID error fix exactly the listed issues once and resubmit the whole document; never invent missing information to "fix" it. Do not resubmit after CANDIDATE_REJECTED, HANDOFF_EXPIRED or HANDOFF_NOT_FOUND: prepare again instead. Resubmitting the same candidate replays the same reply.',
   cancel:
-    'End a prepared request you will not complete. reason: "refusal" if you decline the task, "incomplete" if your output was truncated, otherwise "cancelled". Returns the request status (cancelled, already_cancelled or already_completed).',
+    'End a prepared request you will not complete. reason: "refusal" if you decline the task, "incomplete" if your output was truncated, otherwise "cancelled". Returns the request status (cancelled, already_cancelled or already_completed, with reason "expired" when its deadline had passed).',
 };
 
 const TITLES: Readonly<Record<ToolKind, string>> = {
