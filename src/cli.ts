@@ -24,6 +24,10 @@ import { VERSION } from './version.js';
 /** Shutdown must finish within this many ms (spec 05: exit 0 within 5 s); the drain takes at most `drainMs` of it. */
 const SHUTDOWN_GRACE_MS = 4500;
 
+/** Told on stderr when stdio is served to a terminal: a person, not an MCP client, is at the other end. */
+const STDIO_TTY_HINT =
+  'intent-mcp: serving MCP over stdio, waiting for an MCP client on stdin; configure your client to run this command (README "Connect a client"), use --transport http, or press Ctrl+C to stop.';
+
 function fail(message: string): never {
   process.stderr.write(`intent-mcp: ${message}\n`);
   process.exit(2);
@@ -134,6 +138,8 @@ const serve = program
       const resolved = resolveServe(opts);
       const logger = createLogger(resolved.logLevel);
       const running = await startServe(resolved, logger);
+      // Someone ran the command in a terminal (`npm start`): say what it waits for rather than sit there silently.
+      if (resolved.transport === 'stdio' && process.stdin.isTTY) process.stderr.write(`${STDIO_TTY_HINT}\n`);
       let stopping = false;
       const stop = (signal: string): void => {
         if (stopping) return;
