@@ -402,3 +402,37 @@ describe('Intent.parse timeoutMs with executors that do not cooperate (issue 13)
     expect({ status: child.status, stdout: child.stdout.trim() }).toEqual({ status: 0, stdout: 'TIMEOUT' });
   });
 });
+
+describe('optional keys and required nullable keys of a candidate (issue 13)', () => {
+  const request = { input: '查询订单000123，不要取消订单' };
+  const seed = JSON.parse(SEED_CANDIDATE) as { intents: Record<string, unknown>[] };
+  const without = (key: string): string => {
+    const [first, ...rest] = seed.intents;
+    const kept = Object.fromEntries(Object.entries(first ?? {}).filter(([name]) => name !== key));
+    return JSON.stringify({ ...seed, intents: [kept, ...rest] });
+  };
+
+  it('[I13-OMITTED-NULL] domain or target left out is a correctable format error naming the key; optional keys may be left out', async () => {
+    for (const key of ['domain', 'target']) {
+      const seen: { issues: { path: string }[] }[] = [];
+      const intent = new Intent({
+        executor: (_task, ctx) => {
+          if (ctx.feedback !== undefined) seen.push(ctx.feedback);
+          return Promise.resolve(seen.length === 0 ? without(key) : SEED_CANDIDATE);
+        },
+      });
+      await intent.parse(request);
+      expect(seen.map((f) => f.issues.map((i) => i.path))).toEqual([[`/intents/0/${key}`]]);
+    }
+    // The seed candidate leaves out every optional key (ref, inputs, references, children, relations, ...) and is valid.
+    const ok = new Intent({ executor: () => Promise.resolve(SEED_CANDIDATE) });
+    await expect(ok.parse(request)).resolves.toMatchObject({ status: expect.any(String) as unknown });
+    expect(Object.keys(seed.intents[0]!)).not.toContain('ref');
+  });
+
+  it('[I13-OMITTED-NULL] the README states the same rule', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    expect(readme).not.toContain('a key whose schema admits `null` may also be left out');
+    expect(readme).toMatch(/`domain` and `target` — must be present/);
+  });
+});
