@@ -18,7 +18,8 @@ import {
   type ServerConfig,
 } from './config.js';
 import { serverErrors } from './errors.js';
-import { serveHttp, type HttpServeOptions, type RunningHttpServer } from './http.js';
+// Types only: the HTTP side (and @modelcontextprotocol/node) is loaded when HTTP is served, not for stdio.
+import type { HttpServeOptions, RunningHttpServer } from './http.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
 import { serveOverStdio } from './stdio.js';
 
@@ -217,6 +218,7 @@ export async function startServe(
       },
     };
   }
+  const { serveHttp } = await import('./http.js');
   const http = await serveHttp(adapter, { ...httpOptionsOf(resolved), logger });
   logger.info('serving over HTTP', {
     url: http.url,
