@@ -170,3 +170,32 @@ export function inExecutorTerms(reply: HandoffReply): HandoffReply {
     }),
   );
 }
+
+/** The base tool names as words: not inside a longer name (a prefixed one, say), whose characters are [A-Za-z0-9_.-]. */
+// A "." right after the name ends a sentence unless a name character follows it.
+const BASE_TOOL_NAME = /(?<![A-Za-z0-9_.-])intent_(?:prepare|accept|cancel|parse)(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])/g;
+
+/** A text naming the base tools, with each named as this adapter lists it (under its `toolPrefix`). */
+export function withToolPrefix(text: string, prefix: string): string {
+  return prefix === '' ? text : text.replace(BASE_TOOL_NAME, (name) => prefix + name);
+}
+
+/**
+ * A reply whose error message names the tools as an adapter with `prefix` lists them (the engine writes the base
+ * names). Deterministic, so a replayed reply stays byte-identical.
+ */
+export function replyWithToolPrefix(reply: HandoffReply, prefix: string): HandoffReply {
+  if (prefix === '' || !reply.isError) return reply;
+  const { error } = reply;
+  const message = withToolPrefix(error.message, prefix);
+  if (message === error.message) return reply;
+  return errorReply(
+    new IntentError(error.code, message, {
+      category: error.category,
+      retryable: error.retryable,
+      ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
+      ...(error.details === undefined ? {} : { details: { ...error.details } }),
+      cause: error.cause,
+    }),
+  );
+}

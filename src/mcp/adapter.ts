@@ -24,7 +24,7 @@ import {
   type HandoffTransition,
 } from '../engine/engine.js';
 import { recognize } from '../engine/recognize.js';
-import { handoffErrors, successReply, type HandoffReply } from '../engine/replies.js';
+import { errorReply, handoffErrors, replyWithToolPrefix, successReply, type HandoffReply } from '../engine/replies.js';
 import { Intent, type IntentParseOptions } from '../intent.js';
 import { envelopeFromReply, errorEnvelope, type IntentMcpToolResult } from './envelopes.js';
 import {
@@ -151,6 +151,7 @@ class Adapter implements IntentMcpAdapter {
   readonly #maxCandidateBytes: number;
   readonly #caps: RequestCaps;
   readonly #sessions = new Set<AdapterSession>();
+  readonly #prefix: string;
   #closed = false;
 
   constructor(
@@ -161,6 +162,7 @@ class Adapter implements IntentMcpAdapter {
     clock: HandoffClock | undefined,
   ) {
     this.mode = mode;
+    this.#prefix = prefix;
     const names = [...instances.keys()];
     this.tools = Object.freeze(buildToolDefinitions(mode, prefix, names));
     for (const kind of TOOL_KINDS_BY_MODE[mode]) this.#byName.set(prefix + BASE_TOOL_NAMES[kind], kind);
@@ -216,7 +218,16 @@ class Adapter implements IntentMcpAdapter {
   /** What a session of this adapter may call; kept off the adapter object, so no caller reaches it. */
   readonly #toolRunner: ToolRunner = {
     kindOf: (name) => this.#kindOf(name),
-    run: (kind, name, engineSession, args, options) => this.#run(kind, name, engineSession, args, options),
+    // Messages name the tools as this adapter lists them: under a toolPrefix, "call intent_prepare" would name nothing.
+    run: async (kind, name, engineSession, args, options) => {
+      let reply: HandoffReply;
+      try {
+        reply = await this.#run(kind, name, engineSession, args, options);
+      } catch (error) {
+        reply = errorReply(toIntentError(error));
+      }
+      return replyWithToolPrefix(reply, this.#prefix);
+    },
     forget: (session) => {
       this.#forget(session);
     },

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { quoteCaller } from '../core/errors.js';
 import { mcpErrors } from './errors.js';
+import { withToolPrefix } from '../engine/replies.js';
 import { unknownTopLevelKey, zodIssuesToFeedback } from '../core/feedback.js';
 import {
   HostCancelReasonSchema,
@@ -201,7 +202,8 @@ export function buildToolDefinitions(
   return TOOL_KINDS_BY_MODE[mode].map((kind) => ({
     name: prefix + BASE_TOOL_NAMES[kind],
     title: TITLES[kind],
-    description: DESCRIPTIONS[kind],
+    // The descriptions name the other tools; under a prefix they are listed as prefix + name.
+    description: withToolPrefix(DESCRIPTIONS[kind], prefix),
     inputSchema: schemas[kind].input,
     outputSchema: schemas[kind].output,
     annotations: { ...ANNOTATIONS[kind] },

@@ -83,3 +83,23 @@ describe('error texts name only tools that exist in their context', () => {
     await adapter.close();
   });
 });
+
+describe('error texts under a toolPrefix', () => {
+  it('[I13-ERROR-TEXTS] messages and descriptions name the tools as listed (x_intent_prepare), never the base names', async () => {
+    const adapter = createIntentMcpAdapter({ mode: 'host', toolPrefix: 'x_', instances: { main: new Intent({}) } });
+    const session = adapter.connect({ protocolVersion: '2025-11-25' });
+    const notFound = errorIn(
+      await session.callTool('x_intent_accept', { requestId: 'r', submissionToken: 't', candidateText: '{}' }),
+    );
+    expect(notFound.code).toBe('HANDOFF_NOT_FOUND');
+    expect(notFound.message).toContain('call x_intent_prepare again');
+    const cancel = errorIn(await session.callTool('x_intent_cancel', { requestId: 'r' }));
+    expect(cancel.message).not.toMatch(/(?<!x_)intent_(prepare|accept|cancel)/);
+    // Argument errors already named the listed tool; it is not prefixed twice.
+    const bad = errorIn(await session.callTool('x_intent_accept', { requestId: 1 }));
+    expect(bad.message).toContain('x_intent_accept');
+    expect(bad.message).not.toContain('x_x_');
+    for (const tool of adapter.tools) expect(tool.description).not.toMatch(/(?<!x_)intent_(prepare|accept|cancel)/);
+    await adapter.close();
+  });
+});
