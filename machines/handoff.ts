@@ -13,7 +13,8 @@
  *     of the same last candidate), `withdrawn_earlier` (HANDOFF_CANCELLED with the reason), `too_late`
  *     (HANDOFF_EXPIRED), and in executor mode `rejected` (the executor repeated the candidate its one correction was
  *     for).
- *   - CANCEL: `withdrawn` (status `cancelled`), `already_cancelled`, `already_completed`.
+ *   - CANCEL: `withdrawn` (status `cancelled`), `already_cancelled`, `already_completed`, `already_expired` (status
+ *     `already_completed` too, as spec 03 has it, with the reason `expired` so the host knows the deadline ended it).
  *   - VALIDATED: `result`, `invalid` (feedback, the correction is owed), `rejected` (budget spent), `failed` (the
  *     validation itself crashed: a bug, ended with reason `internal_error`, never the host's `incomplete`), `too_late`.
  *   - DEADLINE: `too_late`; CLOSE: `closed` (or `too_late` when it arrives late).
@@ -75,6 +76,7 @@ export type HandoffAnswer =
   | 'withdrawn'
   | 'already_cancelled'
   | 'already_completed'
+  | 'already_expired'
   | 'result'
   | 'invalid'
   | 'rejected'
@@ -226,7 +228,7 @@ export const handoffMachine = setup({
           {
             guard: 'isPastDeadline',
             target: '#expired',
-            actions: [answer('already_completed'), tell('too_late')],
+            actions: [answer('already_expired'), tell('too_late')],
           },
           {
             target: '#cancelled',
@@ -327,7 +329,7 @@ export const handoffMachine = setup({
       tags: ['terminal'],
       on: {
         ACCEPT: { actions: answer('too_late') },
-        CANCEL: { actions: answer('already_completed') },
+        CANCEL: { actions: answer('already_expired') },
       },
     },
   },

@@ -31,6 +31,10 @@ const SHUTDOWN_GRACE_MS = 4500;
 /** `trace check` prints at most this many problems (then a count): a broken 1 GB trace must not flood a terminal. */
 const MAX_PRINTED_PROBLEMS = 1000;
 
+/** Told on stderr when stdio is served to a terminal: a person, not an MCP client, is at the other end. */
+const STDIO_TTY_HINT =
+  'intent-mcp: serving MCP over stdio, waiting for an MCP client on stdin; configure your client to run this command (README "Connect a client"), use --transport http, or press Ctrl+C to stop.';
+
 function fail(message: string): never {
   process.stderr.write(`intent-mcp: ${message}\n`);
   process.exit(2);
@@ -69,16 +73,26 @@ const program = new Command('intent-mcp')
   .configureOutput({
     writeErr: (text) => process.stderr.write(text),
     outputError: (text, write) => {
-      write(`intent-mcp: ${(text.split('\n')[0] ?? '').replace(/^error: /, '')}\n`);
+      // One line: commander puts its suggestion ("(Did you mean serve?)") on a line of its own.
+      write(
+        `intent-mcp: ${text
+          .trim()
+          .split('\n')
+          .join(' ')
+          .replace(/^error: /, '')}\n`,
+      );
     },
   })
   .exitOverride((error) => {
     process.exit(error.exitCode === 0 ? 0 : 2);
   });
 
-program
+const serve = program
   .command('serve', { isDefault: true })
   .description('serve the MCP tools (the default command)')
+  // `serve` is the default command, so a mistyped command name ("serv") arrives here as an argument: the action turns
+  // it into commander's own "unknown command" error with its suggestion, instead of "too many arguments".
+  .allowExcessArguments(true)
   .option('--config <file>', 'JSON config file; without it the embedded default is served (host mode, instance "main")')
   .addOption(new Option('--mode <mode>', 'tool mode').choices(['host', 'executor']))
   .addOption(new Option('--transport <transport>', 'transport').choices(['stdio', 'http']))
@@ -147,10 +161,13 @@ program
     'export OpenTelemetry spans over OTLP/HTTP, configured by the standard OTEL_EXPORTER_OTLP_* variables (needs the optional @opentelemetry packages)',
   )
   .action(
-    exitOnIntentError(async (opts: ServeFlags) => {
+    exitOnIntentError(async (opts: ServeFlags, command: Command) => {
+      if (command.args.length > 0) unknownCommand(command.args);
       const resolved = resolveServe(opts);
       const logger = createLogger(resolved.logLevel);
       const running = await startServe(resolved, logger);
+      // Someone ran the command in a terminal (`npm start`): say what it waits for rather than sit there silently.
+      if (resolved.transport === 'stdio' && process.stdin.isTTY) process.stderr.write(`${STDIO_TTY_HINT}\n`);
       let stopping = false;
       const stop = (signal: string): void => {
         if (stopping) return;
@@ -174,6 +191,17 @@ program
     }),
   );
 
+// The top-level help shows the serve flags too: `intent-mcp --help` is what people type, and serve is the default.
+program.addHelpText('after', () => `\n${serve.helpInformation().trimEnd()}\n`);
+
+/** Commander's "unknown command" error, with its suggestion of the closest command name. */
+function unknownCommand(args: readonly string[]): never {
+  program.args = [...args];
+  // `unknownCommand` is commander's own (used when a program has no default command); it reports and exits.
+  (program as unknown as { unknownCommand(): void }).unknownCommand();
+  return fail(`unknown command ${JSON.stringify(args[0])}`);
+}
+
 program
   .command('check-config')
   .description('validate a config file and print what would be served; exit 0, or 2 with the problem')
@@ -181,14 +209,26 @@ program
   .action(
     exitOnIntentError((file: string) => {
       const resolved = resolveServe({ config: file });
-      const adapter = buildAdapter(resolved);
+      // Checking needs no secret: the executors are validated but not created, so CI can check a config without keys.
+      const adapter = buildAdapter(resolved, process.env, { check: true });
       const instances = Object.entries(servedInstances(resolved)).map(([name, instance]) => ({
         name,
         fields: Object.keys(instance.schema?.fields ?? {}),
         executor:
           instance.executor === undefined
             ? null
-            : { kind: instance.executor.kind, baseUrl: instance.executor.baseUrl, model: instance.executor.model },
+            : {
+                kind: instance.executor.kind,
+                baseUrl: instance.executor.baseUrl,
+                model: instance.executor.model,
+                // Whether serving would find the key: its name and presence only, never its value.
+                ...(instance.executor.apiKeyEnv === undefined
+                  ? {}
+                  : {
+                      apiKeyEnv: instance.executor.apiKeyEnv,
+                      apiKeySet: (process.env[instance.executor.apiKeyEnv]?.trim() ?? '') !== '',
+                    }),
+              },
       }));
       process.stdout.write(
         JSON.stringify(

@@ -1,4 +1,7 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { SimulatedClock } from 'xstate';
 import { describe, expect, it, vi } from 'vitest';
 import type { ExecutorContext, IntentExecutor } from '../src/core/executor.js';
 import { IntentResultSchema, ModelTaskSchema, type ModelTask } from '../src/core/schemas.js';
@@ -336,5 +339,100 @@ describe('instructions', () => {
     const effective = (SEED_RESULT as { effective: unknown }).effective;
     const withBaseline = await taskFor({}, { input: 'Also cancel it', baseline: effective });
     expect(withBaseline.instructions).toContain('baselineChanges');
+  });
+});
+
+describe('Intent.parse timeoutMs with executors that do not cooperate (issue 13)', () => {
+  const request = { input: 'Book a table for two tonight.' };
+
+  it('[I13-NATIVE-TIMEOUT] an executor that ignores its signal: parse rejects TIMEOUT at the deadline, not when it returns', async () => {
+    const clock = new SimulatedClock();
+    let release!: (text: string) => void;
+    let aborted = false;
+    const intent = new Intent({
+      clock,
+      executor: (_task, { signal }) => {
+        signal.addEventListener('abort', () => (aborted = true));
+        return new Promise<string>((resolve) => (release = resolve));
+      },
+    });
+    const parsing = rejectionOf(intent.parse(request, { timeoutMs: 100 }));
+    await vi.waitFor(() => {
+      expect(release).toBeDefined();
+    });
+    clock.increment(100);
+    const error = await parsing;
+    expect(error.code).toBe('TIMEOUT');
+    expect(aborted).toBe(true);
+    // What it returns afterwards changes nothing and is not reported.
+    release('{}');
+  });
+
+  it('[I13-NATIVE-TIMEOUT] an executor that never settles: parse rejects TIMEOUT at the deadline', async () => {
+    const clock = new SimulatedClock();
+    let called = false;
+    const intent = new Intent({
+      clock,
+      executor: () => {
+        called = true;
+        return new Promise<string>(() => undefined);
+      },
+    });
+    const parsing = rejectionOf(intent.parse(request, { timeoutMs: 100 }));
+    await vi.waitFor(() => {
+      expect(called).toBe(true);
+    });
+    clock.increment(100);
+    expect((await parsing).code).toBe('TIMEOUT');
+  });
+
+  it('[I13-NATIVE-TIMEOUT] a script awaiting parse at top level with a never-settling executor prints TIMEOUT, never exit 13 with no output', async () => {
+    const { ensureBuilt, REPO_ROOT } = await import('./support/serverProcess.js');
+    await ensureBuilt();
+    const script = [
+      `import { Intent } from ${JSON.stringify(pathToFileURL(`${REPO_ROOT}dist/src/index.js`).href)};`,
+      'const intent = new Intent({ executor: () => new Promise(() => {}) });',
+      "try { await intent.parse({ input: 'x' }, { timeoutMs: 50 }); console.log('resolved'); }",
+      'catch (error) { console.log(error.code); }',
+    ].join('\n');
+    const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 15_000,
+    });
+    expect({ status: child.status, stdout: child.stdout.trim() }).toEqual({ status: 0, stdout: 'TIMEOUT' });
+  });
+});
+
+describe('optional keys and required nullable keys of a candidate (issue 13)', () => {
+  const request = { input: '查询订单000123，不要取消订单' };
+  const seed = JSON.parse(SEED_CANDIDATE) as { intents: Record<string, unknown>[] };
+  const without = (key: string): string => {
+    const [first, ...rest] = seed.intents;
+    const kept = Object.fromEntries(Object.entries(first ?? {}).filter(([name]) => name !== key));
+    return JSON.stringify({ ...seed, intents: [kept, ...rest] });
+  };
+
+  it('[I13-OMITTED-NULL] domain or target left out is a correctable format error naming the key; optional keys may be left out', async () => {
+    for (const key of ['domain', 'target']) {
+      const seen: { issues: { path: string }[] }[] = [];
+      const intent = new Intent({
+        executor: (_task, ctx) => {
+          if (ctx.feedback !== undefined) seen.push(ctx.feedback);
+          return Promise.resolve(seen.length === 0 ? without(key) : SEED_CANDIDATE);
+        },
+      });
+      await intent.parse(request);
+      expect(seen.map((f) => f.issues.map((i) => i.path))).toEqual([[`/intents/0/${key}`]]);
+    }
+    // The seed candidate leaves out every optional key (ref, inputs, references, children, relations, ...) and is valid.
+    const ok = new Intent({ executor: () => Promise.resolve(SEED_CANDIDATE) });
+    await expect(ok.parse(request)).resolves.toMatchObject({ status: expect.any(String) as unknown });
+    expect(Object.keys(seed.intents[0]!)).not.toContain('ref');
+  });
+
+  it('[I13-OMITTED-NULL] the README states the same rule', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    expect(readme).not.toContain('a key whose schema admits `null` may also be left out');
+    expect(readme).toMatch(/`domain` and `target` — must be present/);
   });
 });

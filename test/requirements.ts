@@ -540,6 +540,59 @@ export const requirements: Requirement[] = [
     id: 'I13-SKILL-MCP',
     text: 'The standalone server serves the bundled Skill through the Skills extension (skill://intent-host/SKILL.md) and as an MCP prompt.',
   },
+  // --- issue 13 (part B): CLI, Inspector, executor limits, error texts, cold start ------------------------------------
+  {
+    id: 'I13-INSPECTOR-CLI',
+    text: 'The MCP Inspector CLI lists the tools and runs intent_prepare against the built command over stdio and HTTP, leaving no HTTP session open.',
+  },
+  {
+    id: 'I13-STARTUP-ERRORS',
+    text: 'A port in use, an address not on this machine or an unresolvable --host: one line on stderr, exit 2, no stack trace.',
+  },
+  { id: 'I13-HELP-SERVE-FLAGS', text: 'The top-level --help shows the serve flags.' },
+  {
+    id: 'I13-COMMAND-SUGGESTION',
+    text: 'A mistyped command ("serv") is an unknown command with a suggestion, not "too many arguments".',
+  },
+  {
+    id: 'I13-CONFIG-JSON-POSITION',
+    text: 'Invalid JSON in a config file is reported with its line and column; a file that is not a regular file or is too large is refused before it is read.',
+  },
+  {
+    id: 'I13-CHECK-CONFIG-NO-SECRET',
+    text: "check-config passes on the README's executor example without the key's environment variable; serving still needs it.",
+  },
+  {
+    id: 'I13-NATIVE-TIMEOUT',
+    text: 'Intent.parse timeoutMs rejects TIMEOUT at the deadline with an executor that ignores its signal or never settles; a script awaiting it never exits 13 silently.',
+  },
+  {
+    id: 'I13-ERROR-TEXTS',
+    text: 'Error texts name only tools that exist in their context (executor mode and the Native API never say intent_prepare).',
+  },
+  { id: 'I13-CANCEL-EXPIRED', text: 'intent_cancel after the deadline says the request expired.' },
+  {
+    id: 'I13-OMITTED-NULL',
+    text: 'The README and the candidate parser agree on whether a key whose schema admits null may be left out.',
+  },
+  { id: 'I13-LAZY-EXECUTOR', text: 'The stdio server in host mode never loads the openai client.' },
+  {
+    id: 'I13-TOOLS-LIST-SIZE',
+    text: "tools/list is at most 8 KB; intent_prepare's input schema describes the baseline without embedding the result schema, and the server still validates it fully.",
+  },
+  {
+    id: 'I13-NPM-START',
+    text: 'npm start rebuilds only what changed and hints on stderr when serving stdio on a terminal.',
+  },
+  { id: 'I13-MAX-TOKENS', text: 'The executor sends max_tokens (maxTokens, default 4096).' },
+  {
+    id: 'I13-WHOLE-CALL-TIMEOUT',
+    text: 'timeoutMs bounds the whole intent_parse / Intent.parse call, retries and correction included; the endpoint sees the request aborted.',
+  },
+  {
+    id: 'I13-PARSE-PROGRESS',
+    text: 'intent_parse sends notifications/progress while it waits when the caller gave a progress token.',
+  },
 
   // --- spec 06: errors -----------------------------------------------------------------------------------------------
   { id: 'S06-CODES', text: 'Every error code has its category and retryability.' },

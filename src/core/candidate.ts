@@ -4,9 +4,11 @@
  *
  * Two deliberate choices, both forced by OpenAI strict structured outputs (every object closed, every property
  * required, no free-form maps), so that `responseFormat: "json_schema"` works with the `outputSchema` as is:
- * - Optional keys are `null` unions in the `outputSchema` and listed as required. The validator is tolerant in one
- *   direction only: a key whose schema admits `null` may also be left out (absent means null). This is what lets the
- *   seed's own candidate, which omits every optional key, validate.
+ * - Optional keys (those spec 02 writes with `?`) are `null` unions in the `outputSchema` and listed as required. The
+ *   validator is tolerant in one direction only: an optional key may also be left out (absent means null). This is
+ *   what lets the seed's own candidate, which omits every optional key, validate. A required key whose value may be
+ *   null (`CandidateIntent.domain` and `target`: `string|null`, no `?`) must be present: `null` says "none applies",
+ *   which a missing key does not say.
  * - `CandidateIntent.inputs` is a list of `{ name, value }` entries rather than a map; the result turns it back into
  *   the `inputs` record of spec 02. `baselineChanges[].set` is one closed object whose keys are all nullable
  *   (null = leave unchanged).

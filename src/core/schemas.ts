@@ -159,8 +159,13 @@ export const ExecutorConfigSchema = z
       .optional(),
     temperature: z.number().min(0).max(2).optional(),
     responseFormat: z.enum(['json_schema', 'json_object', 'text']).default('json_schema'),
-    timeoutMs: z.int().min(1).max(MAX_TIMER_MS).default(60_000),
+    // The budget of one whole recognition through this executor (both calls, every retry): the default answers ahead
+    // of the official MCP client's 60 s request timeout, which would otherwise give up first.
+    timeoutMs: z.int().min(1).max(MAX_TIMER_MS).default(50_000),
     maxRetries: z.int().min(0).max(10).default(2),
+    // Sent as `max_tokens`: a looping model stops here instead of generating until the deadline. A candidate is a
+    // small JSON document; 4096 tokens leave room for large schemas and many intents.
+    maxTokens: z.int().min(1).max(1_000_000).default(4096),
   })
   .strict();
 export type ExecutorConfig = z.infer<typeof ExecutorConfigSchema>;
@@ -447,7 +452,12 @@ export const HostCancelReasonSchema = z.enum(['cancelled', 'refusal', 'incomplet
 export type HostCancelReason = z.infer<typeof HostCancelReasonSchema>;
 
 export const HostCancelReplySchema = z
-  .object({ requestId: z.string(), status: z.enum(['cancelled', 'already_cancelled', 'already_completed']) })
+  .object({
+    requestId: z.string(),
+    status: z.enum(['cancelled', 'already_cancelled', 'already_completed']),
+    /** Present when the request had ended by passing its deadline (status `already_completed`). */
+    reason: z.literal('expired').optional(),
+  })
   .strict();
 export type HostCancelReply = z.infer<typeof HostCancelReplySchema>;
 

@@ -372,6 +372,9 @@ export class HandoffEngine {
       case 'already_cancelled':
       case 'already_completed':
         return { requestId, status: answer };
+      case 'already_expired':
+        // Spec 03's status for an expired request, with why: the deadline ended it, not a result.
+        return { requestId, status: 'already_completed', reason: 'expired' };
       default:
         throw toIntentError(new Error(`unexpected answer ${answer} to CANCEL`), requestId);
     }

@@ -9,14 +9,32 @@ import type { RequestCaps } from '../core/request.js';
 import type { CandidateFeedback, HostTask, ModelTask } from '../core/schemas.js';
 import type { WaiterAnswer } from '../../machines/handoff.js';
 import type { EngineSession, HandoffInstance } from './engine.js';
-import { errorReply, handoffErrors, type HandoffReply } from './replies.js';
+import { errorReply, handoffErrors, inExecutorTerms, type HandoffReply } from './replies.js';
 
 export interface RecognizeOptions {
   /** Cancels the recognition (`ABORTED`) and aborts the executor's call. */
   signal?: AbortSignal | undefined;
   /** Deadline in ms from prepare; overrides the instance's `timeoutMs`. Passing it gives `TIMEOUT`. */
   timeoutMs?: number | undefined;
+  /**
+   * Told, while the recognition waits for its executor, what it is doing: once when each executor call starts, then
+   * every {@link PROGRESS_INTERVAL_MS} until it answers. `progress` grows with every report (MCP progress semantics).
+   * The MCP adapter turns these into `notifications/progress` when the caller gave a progress token, so clients that
+   * reset their request timeout on progress keep waiting for a slow model. A listener that throws is ignored.
+   */
+  onProgress?: ((report: RecognizeProgress) => void) | undefined;
 }
+
+/** One progress report of a recognition (see {@link RecognizeOptions.onProgress}). */
+export interface RecognizeProgress {
+  /** 1, 2, 3, …: increases with every report. */
+  readonly progress: number;
+  /** What is being waited for, in a few words (never candidate or request text). */
+  readonly message: string;
+}
+
+/** How often a recognition waiting for its executor reports progress. */
+export const PROGRESS_INTERVAL_MS = 5000;
 
 /** HTTP statuses and network error codes after which the same call may well succeed. */
 const TRANSIENT_CODES = new Set([
@@ -84,8 +102,22 @@ function endedReply(answer: WaiterAnswer, requestId: string, deadlineMs: number 
   }
 }
 
-/** Runs one recognition through `session` with `executor`. Never throws: every outcome is a reply. */
+/**
+ * Runs one recognition through `session` with `executor`. Never throws: every outcome is a reply, and its error
+ * messages name nothing but what an executor-mode caller has (never the host tools).
+ */
 export async function recognize(
+  session: EngineSession,
+  instance: HandoffInstance,
+  executor: IntentExecutor,
+  request: unknown,
+  options: RecognizeOptions = {},
+  caps?: RequestCaps,
+): Promise<HandoffReply> {
+  return inExecutorTerms(await run(session, instance, executor, request, options, caps));
+}
+
+async function run(
   session: EngineSession,
   instance: HandoffInstance,
   executor: IntentExecutor,
@@ -95,6 +127,15 @@ export async function recognize(
 ): Promise<HandoffReply> {
   const { signal } = options;
   if (signal?.aborted === true) return errorReply(handoffErrors.aborted());
+  let reported = 0;
+  const report = (message: string): void => {
+    if (options.onProgress === undefined) return;
+    try {
+      options.onProgress({ progress: ++reported, message });
+    } catch {
+      // A progress listener's failure is its own; the recognition goes on.
+    }
+  };
   // How the request ended, as the machine told its waiters; set only once it has ended.
   let endedWith: WaiterAnswer | undefined;
   /** The signal of the executor call in progress, if one is. */
@@ -126,23 +167,43 @@ export async function recognize(
   };
   signal?.addEventListener('abort', onAbort, { once: true });
 
-  /** The executor's candidate, or `undefined` when the request ended while it was writing. */
+  /**
+   * The executor's candidate, or `undefined` when the request ended while it was writing. The wait ends when the request
+   * does (deadline, abort, session close), whether or not the executor honours its signal: one that ignores it, or
+   * never settles, cannot hold the caller past the deadline.
+   */
   const ask = async (feedback: CandidateFeedback | undefined): Promise<string | undefined> => {
     const controller = new AbortController();
     asking = controller;
+    const waitingFor = feedback === undefined ? 'waiting for the model' : 'waiting for the model to correct its answer';
+    report(waitingFor);
+    const heartbeat =
+      options.onProgress === undefined
+        ? undefined
+        : setInterval(() => {
+            report(waitingFor);
+          }, PROGRESS_INTERVAL_MS);
+    heartbeat?.unref();
     let text: unknown;
     try {
-      text = await executor(
-        task,
-        feedback === undefined ? { signal: controller.signal } : { signal: controller.signal, feedback },
+      const call = Promise.resolve().then(() =>
+        executor(
+          task,
+          feedback === undefined ? { signal: controller.signal } : { signal: controller.signal, feedback },
+        ),
       );
+      // What the executor settles with after the request ended is dropped: nobody waits for it any more.
+      call.catch(noop);
+      text = await Promise.race([call, whenAborted(controller.signal)]);
     } catch (error) {
+      clearInterval(heartbeat);
       asking = undefined;
       if (endedWith !== undefined) return undefined;
       const failure = executorFailure(error, requestId);
       cancelQuietly(session, requestId);
       throw failure;
     }
+    clearInterval(heartbeat);
     asking = undefined;
     if (endedWith !== undefined) return undefined;
     if (typeof text !== 'string') {
@@ -152,6 +213,10 @@ export async function recognize(
     return text;
   };
 
+  // The engine's deadline timer is unref'd (a host-mode request waiting for its host keeps no process alive), but here
+  // a caller awaits the result: without a ref'd handle, an executor that never settles would leave Node nothing to
+  // wait for, and a script awaiting parse() at top level would exit with code 13 and no output before the deadline.
+  const keepAlive = deadlineMs === undefined ? undefined : setInterval(noop, MAX_INTERVAL_MS);
   try {
     const first = await ask(undefined);
     if (first === undefined) return endedReply(endedWith ?? 'withdrawn', requestId, deadlineMs);
@@ -167,11 +232,34 @@ export async function recognize(
   } catch (error) {
     return errorReply(toIntentError(error, requestId));
   } finally {
+    clearInterval(keepAlive);
     signal?.removeEventListener('abort', onAbort);
     // Whatever the reply, the recognition is over: a request the machine did not end (a candidate over the size limit,
     // say) must not stay live and hold a slot of the session.
     if (endedWith === undefined) cancelQuietly(session, requestId);
   }
+}
+
+/** The longest delay a Node timer takes. */
+const MAX_INTERVAL_MS = 2 ** 31 - 1;
+
+function noop(): void {
+  // Nothing to do: see the callers.
+}
+
+/** Resolves with `undefined` once `signal` aborts (the request ended; `endedWith` says how). */
+function whenAborted(signal: AbortSignal): Promise<undefined> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(undefined);
+    else
+      signal.addEventListener(
+        'abort',
+        () => {
+          resolve(undefined);
+        },
+        { once: true },
+      );
+  });
 }
 
 function cancelQuietly(session: EngineSession, requestId: string): void {

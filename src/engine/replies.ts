@@ -125,3 +125,77 @@ export const handoffErrors = {
       `The instance "${name}" was disposed; create a new Intent to recognise more requests.`,
     ),
 };
+
+/**
+ * Messages for executor mode (`intent_parse`, `Intent.parse`): the same codes, requestIds and details as the host-mode
+ * errors, told in terms of what that caller can do. Its caller has no intent_prepare, intent_accept or intent_cancel
+ * and never sees a submissionToken, so no message may send it there.
+ */
+const EXECUTOR_MESSAGES: Partial<Record<IntentError['code'], string>> = {
+  CANDIDATE_REJECTED:
+    "The model's corrected candidate still has format problems and its one correction is spent; retry the call, or use a model that follows the outputSchema more closely.",
+  CANDIDATE_INVALID:
+    "The model's candidate has format problems that were not corrected; retry the call, or use a model that follows the outputSchema more closely.",
+  SESSION_CLOSED: 'The session was closed while the recognition ran; open a new connection and retry the call.',
+  CAPACITY_EXCEEDED:
+    'This session already runs as many recognitions as it may; wait for some to finish before starting more.',
+  HANDOFF_CANCELLED: 'The recognition was cancelled before it finished; retry the call.',
+  HANDOFF_EXPIRED: 'The recognition passed its deadline; retry, or allow more time with timeoutMs.',
+  HANDOFF_NOT_FOUND: 'The recognition ended before its candidate could be checked; retry the call.',
+  HANDOFF_CONFLICT: 'The recognition received two different candidates; retry the call.',
+};
+
+/** Host-mode wording that must never reach an executor-mode caller. */
+const HOST_ONLY_WORDS = /intent_prepare|intent_accept|intent_cancel|submissionToken/;
+
+/**
+ * An executor-mode reply: an error whose message speaks of the host tools gets the executor-mode message of its code
+ * (or, for a code without one, a generic "retry the call"); everything else, including the code, passes as it is.
+ */
+export function inExecutorTerms(reply: HandoffReply): HandoffReply {
+  if (!reply.isError || !HOST_ONLY_WORDS.test(reply.error.message)) return reply;
+  const { error } = reply;
+  const message =
+    EXECUTOR_MESSAGES[error.code] ??
+    (error.code === 'INTERNAL'
+      ? 'Checking the candidate failed inside the server (a bug, please report it); retry the call.'
+      : 'The recognition could not be completed; retry the call.');
+  return errorReply(
+    new IntentError(error.code, message, {
+      category: error.category,
+      retryable: error.retryable,
+      ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
+      ...(error.details === undefined ? {} : { details: { ...error.details } }),
+      cause: error.cause,
+    }),
+  );
+}
+
+/** The base tool names as words: not inside a longer name (a prefixed one, say), whose characters are [A-Za-z0-9_.-]. */
+// A "." right after the name ends a sentence unless a name character follows it.
+const BASE_TOOL_NAME = /(?<![A-Za-z0-9_.-])intent_(?:prepare|accept|cancel|parse)(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])/g;
+
+/** A text naming the base tools, with each named as this adapter lists it (under its `toolPrefix`). */
+export function withToolPrefix(text: string, prefix: string): string {
+  return prefix === '' ? text : text.replace(BASE_TOOL_NAME, (name) => prefix + name);
+}
+
+/**
+ * A reply whose error message names the tools as an adapter with `prefix` lists them (the engine writes the base
+ * names). Deterministic, so a replayed reply stays byte-identical.
+ */
+export function replyWithToolPrefix(reply: HandoffReply, prefix: string): HandoffReply {
+  if (prefix === '' || !reply.isError) return reply;
+  const { error } = reply;
+  const message = withToolPrefix(error.message, prefix);
+  if (message === error.message) return reply;
+  return errorReply(
+    new IntentError(error.code, message, {
+      category: error.category,
+      retryable: error.retryable,
+      ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
+      ...(error.details === undefined ? {} : { details: { ...error.details } }),
+      cause: error.cause,
+    }),
+  );
+}

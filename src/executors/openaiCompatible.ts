@@ -2,7 +2,9 @@
  * An executor that asks any OpenAI-compatible chat completions endpoint (OpenAI, vLLM, Ollama, llama.cpp server,
  * DeepSeek, Qwen-compatible APIs) for the candidate, through the official `openai` client (spec 05, "Config file").
  */
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+// Types only: the client itself is imported on first use, so a process that never creates an executor (the server in
+// host mode) never loads it.
+import type OpenAI from 'openai';
 import type { z } from 'zod';
 import { IntentError, type FeedbackItem } from '../core/errors.js';
 import type { ExecutorContext, IntentExecutor } from '../core/executor.js';
@@ -26,15 +28,43 @@ const NO_KEY = 'not-needed';
 const SILENT_LOGGER = { error: noop, warn: noop, info: noop, debug: noop };
 
 /**
+ * Validates an executor configuration as {@link createOpenAICompatibleExecutor} does, without reading the key or
+ * creating anything: what `check-config` runs, so a config can be checked where its secret is not set. Returns the
+ * configuration with its defaults; throws `CONFIG_INVALID` naming the offending path.
+ */
+export function checkOpenAICompatibleExecutorConfig(
+  config: ExecutorConfig | z.input<typeof ExecutorConfigSchema>,
+): ExecutorConfig {
+  const parsed = ExecutorConfigSchema.safeParse(config);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = `executor${toPointer(issue?.path ?? [])}`;
+    const what = (issue?.message ?? 'invalid value').replace(/\.$/, '');
+    throw configInvalid(path, `${what.charAt(0).toLowerCase()}${what.slice(1)}; fix it and create the executor again`);
+  }
+  const url = new URL(parsed.data.baseUrl);
+  if (url.username !== '' || url.password !== '')
+    throw configInvalid(
+      'executor/baseUrl',
+      'the URL holds a user name or password, which is refused; remove them and put the key in an environment variable named by apiKeyEnv',
+    );
+  return parsed.data;
+}
+
+type OpenAIModule = typeof import('openai');
+
+/**
  * Creates an executor that sends each task to `POST {baseUrl}/chat/completions` and resolves with the message content.
  *
  * - `config` is validated with `ExecutorConfigSchema`, whose defaults apply: `responseFormat` `'json_schema'` (the
  *   task's `outputSchema` as a strict structured output; `'json_object'` and `'text'` put the schema in the prompt
- *   instead), `timeoutMs` `60000` (per HTTP attempt), `maxRetries` `2` (the client retries 408, 409, 429, 5xx and
- *   network failures itself), `temperature` left to the server when absent.
+ *   instead), `timeoutMs` `50000` (one call, every retry included: no call outlives it), `maxRetries` `2` (the client
+ *   retries 408, 409, 429, 5xx and network failures itself, within `timeoutMs`), `maxTokens` `4096` (sent as
+ *   `max_tokens`, so a looping model stops), `temperature` left to the server when absent.
  * - The API key is read once, now, from `env[config.apiKeyEnv]` and from nowhere else: the `OPENAI_*` variables the
  *   `openai` client would otherwise read (key, organisation, project, base URL, custom headers, log level) are ignored.
  *   Without `apiKeyEnv` a placeholder key is sent.
+ * - The `openai` client is loaded in the background from now on and awaited by the first call.
  * - On the correction call the previous candidate goes back as the assistant's message, followed by the format problems
  *   to fix.
  *
@@ -48,66 +78,82 @@ export function createOpenAICompatibleExecutor(
   config: ExecutorConfig | z.input<typeof ExecutorConfigSchema>,
   options: OpenAICompatibleExecutorOptions = {},
 ): IntentExecutor {
-  const parsed = ExecutorConfigSchema.safeParse(config);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = `executor${toPointer(issue?.path ?? [])}`;
-    const what = (issue?.message ?? 'invalid value').replace(/\.$/, '');
-    throw configInvalid(path, `${what.charAt(0).toLowerCase()}${what.slice(1)}; fix it and create the executor again`);
-  }
-  const { baseUrl, model, apiKeyEnv, temperature, responseFormat, timeoutMs, maxRetries } = parsed.data;
-
-  const url = new URL(baseUrl);
-  if (url.username !== '' || url.password !== '')
-    throw configInvalid(
-      'executor/baseUrl',
-      'the URL holds a user name or password, which is refused; remove them and put the key in an environment variable named by apiKeyEnv',
-    );
-
+  const { baseUrl, model, apiKeyEnv, temperature, responseFormat, timeoutMs, maxRetries, maxTokens } =
+    checkOpenAICompatibleExecutorConfig(config);
   const apiKey = apiKeyEnv === undefined ? NO_KEY : readApiKey(options.env ?? process.env, apiKeyEnv);
+  const customHeaders = fixedHeaders(apiKey);
 
-  let client: OpenAI;
-  try {
-    client = new OpenAI({
-      apiKey,
-      baseURL: baseUrl,
-      timeout: timeoutMs,
-      maxRetries,
-      // Explicit values so the client reads none of its OPENAI_* environment variables into requests or logs.
-      adminAPIKey: null,
-      organization: null,
-      project: null,
-      webhookSecret: null,
-      defaultHeaders: fixedHeaders(apiKey),
-      logLevel: 'off',
-      logger: SILENT_LOGGER,
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-    });
-  } catch (error) {
-    throw new IntentError(
-      'CONFIG_INVALID',
-      'Invalid executor configuration: the OpenAI client could not be created from it; check executor.baseUrl and the environment.',
-      { cause: error },
-    );
-  }
+  // Started now so the first call rarely waits for it; a failure is reported by that call.
+  const loading: Promise<OpenAIModule> = import('openai');
+  loading.catch(noop);
+  let connection: Promise<{ module: OpenAIModule; client: OpenAI }> | undefined;
+  const connect = (): Promise<{ module: OpenAIModule; client: OpenAI }> =>
+    (connection ??= loading.then((module) => {
+      try {
+        const client = new module.default({
+          apiKey,
+          baseURL: baseUrl,
+          timeout: timeoutMs,
+          maxRetries,
+          // Explicit values so the client reads none of its OPENAI_* environment variables into requests or logs.
+          adminAPIKey: null,
+          organization: null,
+          project: null,
+          webhookSecret: null,
+          defaultHeaders: customHeaders,
+          logLevel: 'off',
+          logger: SILENT_LOGGER,
+          ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+        });
+        return { module, client };
+      } catch (error) {
+        throw new IntentError(
+          'CONFIG_INVALID',
+          'Invalid executor configuration: the OpenAI client could not be created from it; check executor.baseUrl and the environment.',
+          { cause: error },
+        );
+      }
+    }));
 
   const attempts = maxRetries + 1;
   return async (task: ModelTask, ctx: ExecutorContext): Promise<string> => {
     const request: ChatRequest = {
       model,
       messages: buildMessages(task, responseFormat, ctx),
+      // `max_tokens`, not OpenAI's newer `max_completion_tokens`: llama.cpp, vLLM and Ollama read this one, and OpenAI
+      // still honours it for every non-reasoning model.
+      // eslint-disable-next-line @typescript-eslint/no-deprecated
+      max_tokens: maxTokens,
       ...(temperature === undefined ? {} : { temperature }),
       ...responseFormatOf(task, responseFormat),
     };
+    // One budget for the whole call: the client's own timeout is per attempt, and it waits out back-offs in between.
+    const budget = new AbortController();
+    const timer = setTimeout(() => {
+      budget.abort(new IntentError('EXECUTOR_FAILED', overrunMessage(timeoutMs, attempts), { retryable: true }));
+    }, timeoutMs);
+    const signal = AbortSignal.any([ctx.signal, budget.signal]);
     let completion: unknown;
+    let module: OpenAIModule | undefined;
     try {
-      completion = await untilAborted(client.chat.completions.create(request, { signal: ctx.signal }), ctx.signal);
+      const connected = await untilAborted(connect(), signal);
+      module = connected.module;
+      completion = await untilAborted(connected.client.chat.completions.create(request, { signal }), signal);
     } catch (error) {
       if (ctx.signal.aborted) throw error;
-      throw callFailure(error, timeoutMs, attempts);
+      if (budget.signal.aborted) throw abortReason(budget.signal);
+      if (error instanceof IntentError) throw error;
+      throw callFailure(module, error, timeoutMs, attempts);
+    } finally {
+      clearTimeout(timer);
     }
     return contentOf(completion);
   };
+}
+
+function overrunMessage(timeoutMs: number, attempts: number): string {
+  const tried = attempts > 1 ? ` (up to ${attempts} attempts included)` : '';
+  return `The model endpoint did not answer within ${timeoutMs} ms${tried}; retry, or allow more time with executor.timeoutMs.`;
 }
 
 function noop(): void {
@@ -241,7 +287,12 @@ function networkCode(error: unknown): string | undefined {
 }
 
 /** Spec 06: `EXECUTOR_FAILED`, retryable when transient. Messages are written here, never copied from the cause. */
-function callFailure(error: unknown, timeoutMs: number, attempts: number): IntentError {
+function callFailure(
+  module: OpenAIModule | undefined,
+  error: unknown,
+  timeoutMs: number,
+  attempts: number,
+): IntentError {
   const tried = attempts > 1 ? ` after ${attempts} attempts` : '';
   const fail = (message: string, retryable: boolean, details?: Record<string, unknown>): IntentError =>
     new IntentError('EXECUTOR_FAILED', message, {
@@ -250,12 +301,12 @@ function callFailure(error: unknown, timeoutMs: number, attempts: number): Inten
       ...(details === undefined ? {} : { details }),
     });
 
-  if (error instanceof APIConnectionTimeoutError)
+  if (module !== undefined && error instanceof module.APIConnectionTimeoutError)
     return fail(
       `The model endpoint did not answer within ${timeoutMs} ms${tried}; retry, or allow more time with executor.timeoutMs.`,
       true,
     );
-  if (error instanceof APIConnectionError) {
+  if (module !== undefined && error instanceof module.APIConnectionError) {
     const code = networkCode(error);
     return fail(
       `The model endpoint could not be reached${code === undefined ? '' : ` (${code})`}${tried}; check that it is running and that executor.baseUrl is right, then retry.`,
@@ -263,7 +314,7 @@ function callFailure(error: unknown, timeoutMs: number, attempts: number): Inten
       code === undefined ? undefined : { code },
     );
   }
-  if (error instanceof APIError && typeof error.status === 'number') {
+  if (module !== undefined && error instanceof module.APIError && typeof error.status === 'number') {
     const status = error.status;
     const retryable = status === 429 || status >= 500;
     return fail(statusMessage(status, tried), retryable, { status });

@@ -24,7 +24,7 @@ import {
   type HandoffTransition,
 } from '../engine/engine.js';
 import { recognize } from '../engine/recognize.js';
-import { errorReply, handoffErrors, successReply, type HandoffReply } from '../engine/replies.js';
+import { errorReply, handoffErrors, replyWithToolPrefix, successReply, type HandoffReply } from '../engine/replies.js';
 import { Intent, type IntentParseOptions } from '../intent.js';
 import { envelopeFromReply, errorEnvelope, type IntentMcpToolResult } from './envelopes.js';
 import {
@@ -170,6 +170,7 @@ class Adapter implements IntentMcpAdapter {
   readonly #caps: RequestCaps;
   readonly #sessions = new Set<AdapterSession>();
   readonly #callObservers = new Set<(call: ToolCallRecord) => void>();
+  readonly #prefix: string;
   #closed = false;
 
   constructor(
@@ -180,6 +181,7 @@ class Adapter implements IntentMcpAdapter {
     clock: HandoffClock | undefined,
   ) {
     this.mode = mode;
+    this.#prefix = prefix;
     const names = [...instances.keys()];
     this.tools = Object.freeze(buildToolDefinitions(mode, prefix, names));
     for (const kind of TOOL_KINDS_BY_MODE[mode]) this.#byName.set(prefix + BASE_TOOL_NAMES[kind], kind);
@@ -242,7 +244,16 @@ class Adapter implements IntentMcpAdapter {
   /** What a session of this adapter may call; kept off the adapter object, so no caller reaches it. */
   readonly #toolRunner: ToolRunner = {
     kindOf: (name) => this.#kindOf(name),
-    run: (kind, name, engineSession, args, options) => this.#run(kind, name, engineSession, args, options),
+    // Messages name the tools as this adapter lists them: under a toolPrefix, "call intent_prepare" would name nothing.
+    run: async (kind, name, engineSession, args, options) => {
+      let reply: HandoffReply;
+      try {
+        reply = await this.#run(kind, name, engineSession, args, options);
+      } catch (error) {
+        reply = errorReply(toIntentError(error));
+      }
+      return replyWithToolPrefix(reply, this.#prefix);
+    },
     forget: (session) => {
       this.#forget(session);
     },
@@ -390,8 +401,9 @@ class AdapterSession implements IntentMcpSession {
 /** `callTool`'s options come from the caller's code, not from tool JSON; bad ones are `INPUT_INVALID` envelopes. */
 function checkParseOptions(options: IntentParseOptions | null | undefined): IntentParseOptions {
   if (options === undefined || options === null) return {};
-  const { signal, timeoutMs } = options;
+  const { signal, timeoutMs, onProgress } = options;
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw mcpErrors.badSignal();
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw mcpErrors.badProgress();
   if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS))
     throw mcpErrors.badTimeout();
   return options;

@@ -64,7 +64,7 @@ interface ProtocolServer {
   getNegotiatedProtocolVersion?: () => string | undefined;
 }
 interface ToolsRequest {
-  params?: { name?: unknown; arguments?: unknown; cursor?: string; protocolVersion?: string };
+  params?: { name?: unknown; arguments?: unknown; cursor?: string; protocolVersion?: string; _meta?: unknown };
 }
 interface ToolsMcpServer {
   server: ProtocolServer;
@@ -270,7 +270,10 @@ export async function mountIntentMcpTools(
       }
     }
     const signal = signalOf(ctx);
-    const result = await session.callTool(name, request.params?.arguments, signal === undefined ? {} : { signal });
+    const result = await session.callTool(name, request.params?.arguments, {
+      ...(signal === undefined ? {} : { signal }),
+      ...progressOf(request.params?._meta, ctx),
+    });
     return result ?? errorEnvelope(toIntentError(new Error('tool vanished')), version);
   });
 
@@ -281,4 +284,40 @@ export async function mountIntentMcpTools(
       return closeSession();
     },
   };
+}
+
+/**
+ * Progress for `intent_parse` when the caller sent a progress token (spec 04): each report becomes a
+ * `notifications/progress` on the caller's request, through the SDK's per-request notifier (v2 `ctx.mcpReq.notify`,
+ * v1 `extra.sendNotification`).
+ */
+function progressOf(
+  meta: unknown,
+  ctx: unknown,
+): { onProgress?: (report: { progress: number; message: string }) => void } {
+  const progressToken = isObject(meta) ? meta['progressToken'] : undefined;
+  if (typeof progressToken !== 'string' && typeof progressToken !== 'number') return {};
+  const notify = notifierOf(ctx);
+  if (notify === undefined) return {};
+  return {
+    onProgress: ({ progress, message }) => {
+      // A connection that closed meanwhile cannot take it; the call's own answer reports how it ended.
+      notify({ method: 'notifications/progress', params: { progressToken, progress, message } }).catch(() => {
+        // Nothing to do.
+      });
+    },
+  };
+}
+
+type Notify = (notification: { method: string; params?: Record<string, unknown> }) => Promise<void>;
+
+function notifierOf(ctx: unknown): Notify | undefined {
+  if (!isObject(ctx)) return undefined;
+  const request = ctx['mcpReq'];
+  if (isObject(request) && typeof request['notify'] === 'function') {
+    const notify = request['notify'] as Notify;
+    return (n) => notify.call(request, n);
+  }
+  const send = ctx['sendNotification'];
+  return typeof send === 'function' ? (n) => (send as Notify)(n) : undefined;
 }

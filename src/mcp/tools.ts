@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { quoteCaller } from '../core/errors.js';
 import { mcpErrors } from './errors.js';
+import { withToolPrefix } from '../engine/replies.js';
 import { unknownTopLevelKey, zodIssuesToFeedback } from '../core/feedback.js';
 import {
   HostCancelReasonSchema,
@@ -94,7 +95,7 @@ const DESCRIPTIONS: Readonly<Record<ToolKind, string>> = {
   accept:
     'Submit your candidate for a prepared request: "candidateText" is the whole JSON document as a string. Returns the IntentResult. On a CANDIDATE_INVALID error fix exactly the listed issues once and resubmit the whole document; never invent missing information to "fix" it. Do not resubmit after CANDIDATE_REJECTED, HANDOFF_EXPIRED or HANDOFF_NOT_FOUND: prepare again instead. Resubmitting the same candidate replays the same reply.',
   cancel:
-    'End a prepared request you will not complete. reason: "refusal" if you decline the task, "incomplete" if your output was truncated, otherwise "cancelled". Returns the request status (cancelled, already_cancelled or already_completed).',
+    'End a prepared request you will not complete. reason: "refusal" if you decline the task, "incomplete" if your output was truncated, otherwise "cancelled". Returns the request status (cancelled, already_cancelled or already_completed, with reason "expired" when its deadline had passed).',
 };
 
 const TITLES: Readonly<Record<ToolKind, string>> = {
@@ -116,23 +117,93 @@ const ANNOTATIONS: Readonly<Record<ToolKind, IntentMcpToolAnnotations>> = {
   cancel: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
 };
 
+/**
+ * What `tools/list` says of a request's `baseline`: its role, not the whole result schema (which every host model would
+ * read on every listing). The server validates a baseline against that whole schema all the same.
+ */
+const BASELINE_SUMMARY: JsonSchemaObject = {
+  type: 'object',
+  description:
+    'for a follow-up turn: the previous IntentResult\'s "effective" object, passed back unchanged (validated in full by the server)',
+};
+
+/** How many levels of an output schema `tools/list` spells out; deeper parts say only their JSON type. */
+const OUTPUT_SCHEMA_DEPTH = 1;
+
+/**
+ * A looser, shorter form of a JSON Schema for `tools/list`: the first `depth` levels of properties as they are, deeper
+ * subschemas (and `$ref`s) reduced to their JSON type, `pattern`s dropped, `oneOf` read as `anyOf`. It only ever
+ * drops constraints, so everything the full schema accepts it accepts too: a client validating structured content
+ * against it never refuses a reply the server sends. The replies themselves are built and checked with the full zod
+ * schemas.
+ */
+export function compactSchema(schema: JsonSchemaObject, depth: number): JsonSchemaObject {
+  const defs = (schema['$defs'] ?? {}) as Record<string, JsonSchemaObject>;
+  const typeOnly = (node: JsonSchemaObject): JsonSchemaObject => {
+    const target = typeof node['$ref'] === 'string' ? defs[node['$ref'].replace('#/$defs/', '')] : node;
+    const type = target?.['type'];
+    return type === undefined ? {} : { type };
+  };
+  const walk = (node: unknown, level: number): unknown => {
+    if (Array.isArray(node)) return node.map((item) => walk(item, level));
+    if (node === null || typeof node !== 'object') return node;
+    const object = node as JsonSchemaObject;
+    if (typeof object['$ref'] === 'string') return typeOnly(object);
+    const out: JsonSchemaObject = {};
+    for (const [key, value] of Object.entries(object)) {
+      if (key === '$defs' || key === 'pattern') continue;
+      if (key === 'properties' && value !== null && typeof value === 'object') {
+        out[key] = Object.fromEntries(
+          Object.entries(value as Record<string, JsonSchemaObject>).map(([name, sub]) => [
+            name,
+            level >= depth ? typeOnly(sub) : walk(sub, level + 1),
+          ]),
+        );
+      } else if (key === 'items' || key === 'additionalProperties' || key === 'propertyNames') {
+        out[key] =
+          typeof value === 'object' && value !== null && level >= depth
+            ? typeOnly(value as JsonSchemaObject)
+            : walk(value, level);
+      } else if (key === 'oneOf' || key === 'anyOf' || key === 'allOf') {
+        // Loosened branches may overlap, which oneOf would refuse.
+        out[key === 'oneOf' ? 'anyOf' : key] = walk(value, level);
+      } else out[key] = value;
+    }
+    return out;
+  };
+  return walk(schema, 0) as JsonSchemaObject;
+}
+
+/** The request tools' input schema as listed: the whole request schema, with the baseline described, not embedded. */
+function listedRequestSchema(instanceNames: readonly string[]): JsonSchemaObject {
+  const full = toJson(requestArgsSchema(instanceNames), 'input');
+  const properties = { ...(full['properties'] as Record<string, JsonSchemaObject>), baseline: BASELINE_SUMMARY };
+  const listed: JsonSchemaObject = { ...full, properties };
+  // The result schema's definitions were only there for the baseline.
+  if (!JSON.stringify(properties).includes('"$ref"')) delete listed['$defs'];
+  return listed;
+}
+
 /** Builds the tool definitions of a mode. JSON Schemas come from the zod schemas, never written by hand. */
 export function buildToolDefinitions(
   mode: IntentMcpMode,
   prefix: string,
   instanceNames: readonly string[],
 ): IntentMcpToolDefinition[] {
-  const requestInput = toJson(requestArgsSchema(instanceNames), 'input');
+  const requestInput = listedRequestSchema(instanceNames);
+  const output = (schema: z.ZodType): JsonSchemaObject => compactSchema(toJson(schema, 'output'), OUTPUT_SCHEMA_DEPTH);
+  const result = output(IntentResultSchema);
   const schemas: Record<ToolKind, { input: JsonSchemaObject; output: JsonSchemaObject }> = {
-    parse: { input: requestInput, output: toJson(IntentResultSchema, 'output') },
-    prepare: { input: requestInput, output: toJson(HostTaskSchema, 'output') },
-    accept: { input: toJson(AcceptArgsSchema, 'input'), output: toJson(IntentResultSchema, 'output') },
-    cancel: { input: toJson(CancelArgsSchema, 'input'), output: toJson(HostCancelReplySchema, 'output') },
+    parse: { input: requestInput, output: result },
+    prepare: { input: requestInput, output: output(HostTaskSchema) },
+    accept: { input: toJson(AcceptArgsSchema, 'input'), output: result },
+    cancel: { input: toJson(CancelArgsSchema, 'input'), output: output(HostCancelReplySchema) },
   };
   return TOOL_KINDS_BY_MODE[mode].map((kind) => ({
     name: prefix + BASE_TOOL_NAMES[kind],
     title: TITLES[kind],
-    description: DESCRIPTIONS[kind],
+    // The descriptions name the other tools; under a prefix they are listed as prefix + name.
+    description: withToolPrefix(DESCRIPTIONS[kind], prefix),
     inputSchema: schemas[kind].input,
     outputSchema: schemas[kind].output,
     annotations: { ...ANNOTATIONS[kind] },

@@ -3,7 +3,7 @@
  * `Intent`s and the adapter, serve over stdio or HTTP, shut down gracefully.
  */
 import { IntentError } from '../core/errors.js';
-import { createOpenAICompatibleExecutor } from '../executors/openaiCompatible.js';
+import { checkOpenAICompatibleExecutorConfig, createOpenAICompatibleExecutor } from '../executors/openaiCompatible.js';
 import { Intent } from '../intent.js';
 import { createIntentMcpAdapter, type IntentMcpAdapter } from '../mcp/adapter.js';
 import {
@@ -18,7 +18,8 @@ import {
   type ServerConfig,
 } from './config.js';
 import { serverErrors } from './errors.js';
-import { serveHttp, type HttpServeOptions, type RunningHttpServer } from './http.js';
+// Types only: the HTTP side (and @modelcontextprotocol/node) is loaded when HTTP is served, not for stdio.
+import type { HttpServeOptions, RunningHttpServer } from './http.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
 import { serveOverStdio } from './stdio.js';
 import { isLoopbackHost, startInspector, type RunningInspector } from '../inspector/index.js';
@@ -186,7 +187,24 @@ export function servedInstances(resolved: ResolvedServe): NonNullable<ServerConf
   return resolved.config.instances ?? EMBEDDED_DEFAULT.instances ?? {};
 }
 
-export function buildAdapter(resolved: ResolvedServe, env: NodeJS.ProcessEnv = process.env): IntentMcpAdapter {
+/** Options of {@link buildAdapter}. */
+export interface BuildAdapterOptions {
+  /**
+   * Validate every executor configuration without creating the executors (`check-config`): no key is read, so a
+   * config can be checked where its secret is not set. The adapter's executors then fail every call.
+   */
+  check?: boolean;
+}
+
+/** Stands in for an executor `check-config` validated but did not create (no key was read). */
+const uncreatedExecutor = (): Promise<string> =>
+  Promise.reject(new IntentError('CONFIG_INVALID', 'This executor was only checked, not created.'));
+
+export function buildAdapter(
+  resolved: ResolvedServe,
+  env: NodeJS.ProcessEnv = process.env,
+  options: BuildAdapterOptions = {},
+): IntentMcpAdapter {
   const instances: Record<string, Intent> = {};
   for (const [name, instanceConfig] of Object.entries(servedInstances(resolved))) {
     const { executor, ...intentOptions } = instanceConfig;
@@ -194,12 +212,24 @@ export function buildAdapter(resolved: ResolvedServe, env: NodeJS.ProcessEnv = p
     try {
       // Top-level limits are every instance's defaults; an instance's own limits override them.
       const limits = { ...resolved.config.limits, ...intentOptions.limits };
+      // In executor mode the executor's timeoutMs bounds the whole intent_parse (both calls, every retry): it becomes
+      // the recognition deadline unless the instance sets a shorter one.
+      const timeoutMs =
+        resolved.mode === 'executor' && executor !== undefined
+          ? Math.min(intentOptions.timeoutMs ?? Number.POSITIVE_INFINITY, executor.timeoutMs)
+          : intentOptions.timeoutMs;
       instances[name] = new Intent({
         ...intentOptions,
+        ...(timeoutMs === undefined || !Number.isFinite(timeoutMs) ? {} : { timeoutMs }),
         limits,
         ...(executor === undefined || resolved.mode === 'host'
           ? {}
-          : { executor: createOpenAICompatibleExecutor(executor, { env }) }),
+          : {
+              executor:
+                options.check === true
+                  ? (checkOpenAICompatibleExecutorConfig(executor), uncreatedExecutor)
+                  : createOpenAICompatibleExecutor(executor, { env }),
+            }),
       });
     } catch (error) {
       if (error instanceof IntentError) throw serverErrors.instanceInvalid(name, error.message);
@@ -320,6 +350,7 @@ export async function startServe(
       ...(closeTelemetry === undefined ? {} : { closeTelemetry }),
     };
   }
+  const { serveHttp } = await import('./http.js');
   const http = await serveHttp(adapter, { ...httpOptionsOf(resolved), logger }).catch(async (error: unknown) => {
     await closeObservers();
     await closeInspector();

@@ -3,10 +3,10 @@
  * public-origin rules. Everything invalid is an `IntentError` `CONFIG_INVALID` whose message names the problem.
  */
 import { constants } from 'node:buffer';
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
-import { quoteCaller } from '../core/errors.js';
+import { IntentError, quoteCaller } from '../core/errors.js';
 import { zodIssuesToFeedback } from '../core/feedback.js';
 import {
   MAX_TIMER_MS,
@@ -134,21 +134,82 @@ export function parseServerConfig(value: unknown, source: string): ServerConfig 
   return parsed.data;
 }
 
-/** Reads a JSON config file. */
+/**
+ * Largest config file read: far above any real configuration (schemas, instructions and domains of many instances),
+ * and small enough that a wrong path (a log, a disk image, `/dev/zero`) is refused before it is read into memory.
+ */
+export const MAX_CONFIG_FILE_BYTES = 16 * 1024 * 1024;
+
+/** Reads a JSON config file: a regular file of at most {@link MAX_CONFIG_FILE_BYTES}, JSON with an optional BOM. */
 export function loadConfigFile(path: string): ServerConfig {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    throw serverErrors.configUnreadable(path);
-  }
+  const text = readConfigText(path);
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch {
-    throw serverErrors.configNotJson(path);
+  } catch (error) {
+    throw serverErrors.configNotJson(path, jsonErrorPosition(text, error));
   }
   return parseServerConfig(value, path);
+}
+
+/** The file's text, read through one descriptor so what was checked is what is read (never more than the limit). */
+function readConfigText(path: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    throw serverErrors.configUnreadable(path);
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw serverErrors.configNotAFile(path);
+    if (stats.size > MAX_CONFIG_FILE_BYTES) throw serverErrors.configTooLarge(path, MAX_CONFIG_FILE_BYTES);
+    // Read up to one byte past the limit: a file that grew after fstat is refused too, never read without bound.
+    const buffer = Buffer.alloc(Math.min(stats.size, MAX_CONFIG_FILE_BYTES) + 1);
+    let length = 0;
+    for (;;) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null);
+      if (read === 0) break;
+      length += read;
+      if (length === buffer.length) {
+        if (length > MAX_CONFIG_FILE_BYTES) throw serverErrors.configTooLarge(path, MAX_CONFIG_FILE_BYTES);
+        break;
+      }
+    }
+    // Editors on Windows may start a UTF-8 file with a byte order mark, which JSON.parse refuses.
+    return buffer.toString('utf8', 0, length).replace(/^\uFEFF/, '');
+  } catch (error) {
+    if (error instanceof IntentError) throw error;
+    throw serverErrors.configUnreadable(path);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Where a JSON syntax error is, as 1-based line and column, or undefined when the parser did not say. */
+export interface JsonErrorPosition {
+  line: number;
+  column: number;
+}
+
+/**
+ * The line and column of a `JSON.parse` error. V8 reports the offset in its message ("at position N"); an input that
+ * ends too early has none and is placed at its end. Linear in the text up to that offset.
+ */
+export function jsonErrorPosition(text: string, error: unknown): JsonErrorPosition | undefined {
+  const message = error instanceof Error ? error.message : '';
+  const at = /\bposition (\d+)/.exec(message);
+  let offset: number;
+  if (at?.[1] !== undefined) offset = Math.min(Number(at[1]), text.length);
+  else if (/end of (JSON )?input/i.test(message) || text.trim() === '') offset = text.length;
+  else return undefined;
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  return { line, column: offset - lineStart + 1 };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

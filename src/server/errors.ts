@@ -49,7 +49,14 @@ export const serverErrors = {
     configInvalid(`--public-origin ${shownOrigin(value)} is refused: ${rule}.`),
   configUnreadable: (path: string) =>
     configInvalid(`Cannot read the config file ${path}; check the path and its permissions.`),
-  configNotJson: (path: string) => configInvalid(`The config file ${path} is not valid JSON; fix its syntax.`),
+  configNotJson: (path: string, at?: { line: number; column: number }) =>
+    configInvalid(
+      `The config file ${path} is not valid JSON${at === undefined ? '' : ` at line ${at.line}, column ${at.column}`}; fix its syntax.`,
+    ),
+  configNotAFile: (path: string) =>
+    configInvalid(`The config file ${path} is not a regular file; pass the path of a JSON file.`),
+  configTooLarge: (path: string, limit: number) =>
+    configInvalid(`The config file ${path} is larger than ${limit} bytes; pass the path of the JSON config file.`),
   /** The first schema issue of a config file: `where` is its dotted path or "the top level". */
   configIssue: (source: string, where: string, message: string) =>
     configInvalid(`${source}: invalid configuration at ${where}: ${message.replace(/\.$/, '')}.`),

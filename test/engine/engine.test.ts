@@ -272,7 +272,11 @@ describe('the deadline [SEED-DEADLINE]', () => {
     );
     expect(expired.category).toBe('timeout');
     expect(expired.retryable).toBe(false);
-    expect(session.cancel(requestId, 'cancelled')).toEqual({ requestId, status: 'already_completed' });
+    expect(session.cancel(requestId, 'cancelled')).toEqual({
+      requestId,
+      status: 'already_completed',
+      reason: 'expired',
+    });
   });
 
   it('counts from prepare, not from accept: a validating request expires and its waiters get HANDOFF_EXPIRED [SEED-DEADLINE]', async () => {
@@ -292,7 +296,7 @@ describe('the deadline [SEED-DEADLINE]', () => {
     expect(validated()).toBe(0);
 
     expectError(await session.accept(requestId, submissionToken, SEED_CANDIDATE), 'HANDOFF_EXPIRED', requestId);
-    expect(session.cancel(requestId, 'refusal')).toEqual({ requestId, status: 'already_completed' });
+    expect(session.cancel(requestId, 'refusal')).toEqual({ requestId, status: 'already_completed', reason: 'expired' });
   });
 
   it('covers correction: a correcting request from an instance deadline expires on time [SEED-DEADLINE]', async () => {
@@ -311,7 +315,7 @@ describe('the deadline [SEED-DEADLINE]', () => {
     ]);
     expectError(await session.accept(requestId, submissionToken, SEED_CANDIDATE), 'HANDOFF_EXPIRED', requestId);
     expectError(await session.accept(requestId, submissionToken, INVALID_CANDIDATE), 'HANDOFF_EXPIRED', requestId);
-    expect(session.cancel(requestId)).toEqual({ requestId, status: 'already_completed' });
+    expect(session.cancel(requestId)).toEqual({ requestId, status: 'already_completed', reason: 'expired' });
   });
 
   it('a request completed before its deadline stays completed when the time passes [SEED-DEADLINE]', async () => {
@@ -371,15 +375,27 @@ describe('the deadline [SEED-DEADLINE]', () => {
         'HANDOFF_EXPIRED',
         late.requestId,
       );
-      expect(session.cancel(late.requestId)).toEqual({ requestId: late.requestId, status: 'already_completed' });
+      expect(session.cancel(late.requestId)).toEqual({
+        requestId: late.requestId,
+        status: 'already_completed',
+        reason: 'expired',
+      });
     });
 
-    it('a cancel at or after expiresAt answers already_completed (the request had expired)', () => {
+    it('[I13-CANCEL-EXPIRED] a cancel at or after expiresAt answers already_completed with the reason expired', () => {
       const { session, instance, advance } = busyHarness();
       const { requestId } = session.prepare(instance, SEED_REQUEST, { timeoutMs: 100 });
       advance(250);
-      expect(session.cancel(requestId, 'refusal')).toEqual({ requestId, status: 'already_completed' });
-      expect(session.cancel(requestId, 'refusal')).toEqual({ requestId, status: 'already_completed' });
+      expect(session.cancel(requestId, 'refusal')).toEqual({
+        requestId,
+        status: 'already_completed',
+        reason: 'expired',
+      });
+      expect(session.cancel(requestId, 'refusal')).toEqual({
+        requestId,
+        status: 'already_completed',
+        reason: 'expired',
+      });
     });
 
     it('a validation that ends after the deadline is abandoned: its waiters get HANDOFF_EXPIRED, not the result', async () => {

@@ -196,7 +196,7 @@ class Model {
     req: number | undefined,
     reason: CancelReasonArg,
     via: 'owner' | 'otherSession',
-  ): { status?: string; throws?: string } {
+  ): { status?: string; reason?: string; throws?: string } {
     if (via === 'otherSession') return { throws: 'HANDOFF_NOT_FOUND' };
     if (this.closed) return { throws: 'SESSION_CLOSED' };
     if (req === undefined) return { throws: 'HANDOFF_NOT_FOUND' };
@@ -206,6 +206,7 @@ class Model {
       r.cancelReason = reason;
       return { status: 'cancelled' };
     }
+    if (r.state === 'expired') return { status: 'already_completed', reason: 'expired' };
     return { status: r.state === 'cancelled' ? 'already_cancelled' : 'already_completed' };
   }
 
@@ -417,11 +418,11 @@ class World {
     const requestId = req === undefined ? '00000000-0000-4000-8000-000000000000' : this.tasks[req]!.requestId;
     const predicted = this.model.cancel(req, reason, via);
     const session = via === 'otherSession' ? this.b : this.a;
-    let actual: { status?: string; throws?: string };
+    let actual: { status?: string; reason?: string; throws?: string };
     try {
       const reply = session.cancel(requestId, reason);
       if (reply.requestId !== requestId) this.problem(`${label} answered for ${reply.requestId}`);
-      actual = { status: reply.status };
+      actual = reply.reason === undefined ? { status: reply.status } : { status: reply.status, reason: reply.reason };
     } catch (error) {
       actual = { throws: error instanceof IntentError ? error.code : `non-IntentError ${String(error)}` };
     }

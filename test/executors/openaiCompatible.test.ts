@@ -383,3 +383,62 @@ describe('createOpenAICompatibleExecutor: configuration and secrets', () => {
     for (const spy of writes) expect(spy).not.toHaveBeenCalled();
   });
 });
+
+describe('executor limits: max_tokens, one budget for the whole call, progress (issue 13)', () => {
+  it('[I13-MAX-TOKENS] sends max_tokens: 4096 by default, the configured maxTokens otherwise', async () => {
+    fake.reply({ content: SEED_CANDIDATE }, { content: SEED_CANDIDATE });
+    await intentFor(configFor()).intent.parse(SEED_ARGS);
+    await intentFor(configFor({ maxTokens: 123 })).intent.parse(SEED_ARGS);
+    expect(fake.requests.map((r) => r.body['max_tokens'])).toEqual([4096, 123]);
+    expect(thrownBy(() => createOpenAICompatibleExecutor(configFor({ maxTokens: 0 }), { env: ENV }))).toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringContaining('executor/maxTokens') as unknown,
+    });
+  });
+
+  it('[I13-WHOLE-CALL-TIMEOUT] a never-ending answer with retries left ends at timeoutMs in total: the endpoint sees the request aborted', async () => {
+    fake.reply({ hang: true }, { hang: true }, { hang: true });
+    const error = await rejectionOf(intentFor(configFor({ timeoutMs: 200, maxRetries: 2 })).intent.parse(SEED_ARGS));
+    expect(error).toMatchObject({ code: 'EXECUTOR_FAILED', retryable: true });
+    // The budget's own message (the client's per-attempt timeout would have retried twice first and said so).
+    expect(error.message).toMatch(/within 200 ms \(up to 3 attempts included\)/);
+    await Promise.all(fake.requests.map((r) => r.closedByClient));
+    expect(fake.requests.length).toBeLessThan(3);
+  });
+
+  it('[I13-WHOLE-CALL-TIMEOUT] Intent.parse timeoutMs bounds the correction call too: TIMEOUT, and the correction request is aborted', async () => {
+    fake.reply({ content: BAD_CANDIDATE }, { hang: true });
+    const { intent } = intentFor(configFor({ timeoutMs: 60_000, maxRetries: 2 }));
+    const error = await rejectionOf(intent.parse(SEED_ARGS, { timeoutMs: 300 }));
+    expect(error.code).toBe('TIMEOUT');
+    const second = await fake.request(2);
+    await second.closedByClient;
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('[I13-WHOLE-CALL-TIMEOUT] the command makes executor.timeoutMs the deadline of the whole intent_parse, correction included', async () => {
+    const { buildAdapter, resolveServe } = await import('../../src/server/app.js');
+    const { writeConfig, configDir } = await import('../support/serverProcess.js');
+    const file = writeConfig(configDir(), 'budget.json', {
+      mode: 'executor',
+      instances: {
+        main: { executor: { kind: 'openai-compatible', baseUrl: fake.baseUrl, model: 'm', timeoutMs: 300 } },
+      },
+    });
+    const adapter = buildAdapter(resolveServe({ config: file }));
+    try {
+      fake.reply({ content: BAD_CANDIDATE }, { hang: true });
+      const session = adapter.connect({ protocolVersion: '2025-11-25' });
+      const result = await session.callTool('intent_parse', SEED_ARGS);
+      expect(result?.isError).toBe(true);
+      expect(JSON.parse((result?.content[0] as { text: string }).text)).toMatchObject({
+        error: { code: 'TIMEOUT', message: expect.stringContaining('300 ms') as unknown },
+      });
+      await (
+        await fake.request(2)
+      ).closedByClient;
+    } finally {
+      await adapter.close();
+    }
+  });
+});

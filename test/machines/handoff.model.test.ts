@@ -197,10 +197,10 @@ const ROWS: readonly Row[] = [
     expect: () => ({ state: 'expired', set: { answer: 'too_late' } }),
   },
   {
-    label: 'any live | CANCEL at or after expiresAt → expired; already_completed',
+    label: 'any live | CANCEL at or after expiresAt → expired; already_expired',
     states: LIVE_STATES,
     applies: (c, e) => e.type === 'CANCEL' && isLate(c, e),
-    expect: () => ({ state: 'expired', set: { answer: 'already_completed' } }),
+    expect: () => ({ state: 'expired', set: { answer: 'already_expired' } }),
   },
   {
     label: 'validating | a validation that ends at or after expiresAt is abandoned → expired',
@@ -324,10 +324,10 @@ const ROWS: readonly Row[] = [
     expect: () => ({ state: 'completed', set: { answer: 'already_completed' } }),
   },
   {
-    label: 'expired | CANCEL → already_completed',
+    label: 'expired | CANCEL → already_expired',
     states: ['expired'],
     applies: is('CANCEL'),
-    expect: () => ({ state: 'expired', set: { answer: 'already_completed' } }),
+    expect: () => ({ state: 'expired', set: { answer: 'already_expired' } }),
   },
   {
     label: 'cancelled | CANCEL → already_cancelled',
@@ -868,7 +868,7 @@ describe('handoff machine: paths', () => {
       new Set(late.filter((e) => e.event.type === type).map((e) => e.to.context.answer));
     expect(answers('ACCEPT')).toEqual(new Set(['too_late']));
     expect(answers('VALIDATED')).toEqual(new Set(['too_late']));
-    expect(answers('CANCEL')).toEqual(new Set(['already_completed']));
+    expect(answers('CANCEL')).toEqual(new Set(['already_expired']));
     // Without a deadline, the same arrival times never expire anything.
     const none = edgesOf(graphOf(undefined)).filter((e) => stateOf(e.to.value) === 'expired');
     expect(none).toEqual([]);

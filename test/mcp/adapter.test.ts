@@ -881,6 +881,7 @@ describe('a deadline from the prepare call, on a simulated clock', () => {
     expect(successOf(await session.callTool('intent_cancel', { requestId: task.requestId }), '2026-07-28')).toEqual({
       requestId: task.requestId,
       status: 'already_completed',
+      reason: 'expired',
     });
   });
 });
