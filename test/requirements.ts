@@ -461,4 +461,19 @@ export const requirements: Requirement[] = [
     id: 'S06-EXECUTOR-FAILED',
     text: 'EXECUTOR_FAILED is retryable for 429, 5xx and network causes, with details.status when HTTP.',
   },
+
+  // --- issue 12: proof under load ------------------------------------------------------------------------------------
+  {
+    id: 'I12-ROUTE-RING',
+    text: "Told nginx's upstream list and which one it is, a process makes session ids that nginx's consistent hash routes back to it; a bad pair is CONFIG_INVALID.",
+  },
+  {
+    id: 'I12-SCALE-OUT',
+    text: 'Two processes behind nginx (hash $http_mcp_session_id consistent): sessions spread over both complete handoffs, DELETE reaches the right process, killing one fails only its sessions (404, then a fresh initialize works).',
+  },
+  {
+    id: 'I12-SOAK',
+    text: 'A bounded soak (handoffs across many sessions with random cancels, deadlines, corrections and evictions) leaves no live actor, the store within its bounds, the heap near its baseline, and /healthz answering.',
+    pending: 'issue 12 (soak)',
+  },
 ];

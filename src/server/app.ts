@@ -9,6 +9,7 @@ import { createIntentMcpAdapter, type IntentMcpAdapter } from '../mcp/adapter.js
 import {
   EMBEDDED_DEFAULT,
   HEALTH_PATH,
+  HttpConfigSchema,
   MCP_PATH_PATTERN,
   SERVER_DEFAULTS,
   isUnspecifiedAddress,
@@ -20,6 +21,7 @@ import {
 import { serverErrors } from './errors.js';
 import { serveHttp, type HttpServeOptions, type RunningHttpServer } from './http.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
+import { routedSessionIds } from './sessionRoute.js';
 import { serveOverStdio } from './stdio.js';
 
 /** Command-line flags of `serve`; each overrides the config file. */
@@ -39,11 +41,15 @@ export interface ServeFlags {
   bodyTimeoutMs?: number;
   timeoutMs?: number;
   logLevel?: LogLevel;
+  /** Scale-out: the nginx upstream servers, comma-separated (with `routeSelf`). */
+  routeUpstreams?: string;
+  /** Scale-out: which of `routeUpstreams` this process is. */
+  routeSelf?: string;
 }
 
 /** Everything `serve` needs, resolved and validated. */
-type ResolvedHttp = Required<Omit<HttpServeOptions, 'logger' | 'now' | 'publicOrigin'>> &
-  Pick<HttpServeOptions, 'publicOrigin'>;
+type ResolvedHttp = Required<Omit<HttpServeOptions, 'logger' | 'now' | 'publicOrigin' | 'sessionRoute'>> &
+  Pick<HttpServeOptions, 'publicOrigin' | 'sessionRoute'>;
 
 export interface ResolvedServe extends ResolvedHttp {
   config: ServerConfig;
@@ -84,6 +90,7 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
     headersTimeoutMs: flags.headersTimeoutMs ?? httpConfig.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs,
     bodyTimeoutMs: flags.bodyTimeoutMs ?? httpConfig.bodyTimeoutMs ?? SERVER_DEFAULTS.bodyTimeoutMs,
     refusalLogsPerMinute: httpConfig.refusalLogsPerMinute ?? SERVER_DEFAULTS.refusalLogsPerMinute,
+    sessionRoute: resolveRoute(flags, httpConfig.route),
     logLevel: flags.logLevel ?? SERVER_DEFAULTS.logLevel,
     stdioMaxMessageBytes: stdioMessageLimit(config),
   };
@@ -165,7 +172,32 @@ export function httpOptionsOf(resolved: ResolvedServe): ResolvedHttp {
     headersTimeoutMs: resolved.headersTimeoutMs,
     bodyTimeoutMs: resolved.bodyTimeoutMs,
     refusalLogsPerMinute: resolved.refusalLogsPerMinute,
+    sessionRoute: resolved.sessionRoute,
   };
+}
+
+/** `--route-upstreams` / `--route-self` over `http.route`; both or neither. */
+function resolveRoute(
+  flags: ServeFlags,
+  route: NonNullable<ServerConfig['http']>['route'],
+): HttpServeOptions['sessionRoute'] {
+  const upstreams =
+    flags.routeUpstreams === undefined
+      ? route?.upstreams
+      : flags.routeUpstreams
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
+  const self = flags.routeSelf ?? route?.self;
+  if (upstreams === undefined && self === undefined) return undefined;
+  if (upstreams === undefined || upstreams.length === 0 || self === undefined) throw serverErrors.routeIncomplete();
+  // Flags get the config file's bounds (count and length of the names).
+  const bounded = HttpConfigSchema.shape.route.safeParse({ upstreams, self });
+  if (!bounded.success)
+    throw serverErrors.configIssue('--route-upstreams/--route-self', 'route', bounded.error.issues[0]?.message ?? '');
+  // Checked now (self listed, no repeats), so a bad pair is a CONFIG_INVALID at start-up, not at the first session.
+  routedSessionIds({ upstreams, self });
+  return { upstreams, self };
 }
 
 /** Starts serving. Logs go to stderr only. */
