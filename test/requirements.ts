@@ -474,6 +474,5 @@ export const requirements: Requirement[] = [
   {
     id: 'I12-SOAK',
     text: 'A bounded soak (handoffs across many sessions with random cancels, deadlines, corrections and evictions) leaves no live actor, the store within its bounds, the heap near its baseline, and /healthz answering.',
-    pending: 'issue 12 (soak)',
   },
 ];
