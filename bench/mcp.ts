@@ -31,6 +31,7 @@ import {
   httpClient,
   httpServer,
   quantile,
+  retried,
   schedCpuMicros,
   statCpuMicros,
   stdioServer,
@@ -275,11 +276,12 @@ async function httpComparison(): Promise<Record<string, unknown>> {
       ['handoffs measured', `${out.handoffs.ours}`, `${out.handoffs.bare}`, ''],
     ],
   );
+  log(`  calls retried after a keep-alive connection closed under them (both sides): ${retried.count}`);
   log(
     `  targets: throughput ≥ 0.90× → ${verdict(out.throughputRatio >= 0.9)}; p99 ≤ 1.2× → ${verdict(p99Ratio <= 1.2)}`,
   );
   log();
-  return { ...out, p99Ratio };
+  return { ...out, p99Ratio, retriedCalls: retried.count };
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

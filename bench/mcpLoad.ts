@@ -142,14 +142,31 @@ export async function httpClient(url: string): Promise<Client> {
   return client;
 }
 
+/**
+ * Calls retried after a reused keep-alive connection was closed by the server at the moment it was reused (undici's
+ * "other side closed"; a server closes idle connections after 5 s, which the side not being measured sits through).
+ */
+export const retried = { count: 0 };
+
+async function call(client: Client, name: string, args: Record<string, unknown>) {
+  try {
+    return await client.callTool({ name, arguments: args });
+  } catch (error) {
+    if (!(error instanceof TypeError) || error.message !== 'fetch failed') throw error;
+    retried.count++;
+    return client.callTool({ name, arguments: args });
+  }
+}
+
 /** One handoff through a client: intent_prepare, then intent_accept of the fixture candidate. Throws on an error. */
 export async function clientHandoff(client: Client): Promise<void> {
-  const prepared = await client.callTool({ name: 'intent_prepare', arguments: { ...REQUEST } });
+  const prepared = await call(client, 'intent_prepare', { ...REQUEST });
   if (prepared.isError === true) throw new Error(`prepare failed: ${JSON.stringify(prepared.content).slice(0, 300)}`);
   const task = prepared.structuredContent as { requestId: string; submissionToken: string };
-  const accepted = await client.callTool({
-    name: 'intent_accept',
-    arguments: { requestId: task.requestId, submissionToken: task.submissionToken, candidateText: CANDIDATE_TEXT },
+  const accepted = await call(client, 'intent_accept', {
+    requestId: task.requestId,
+    submissionToken: task.submissionToken,
+    candidateText: CANDIDATE_TEXT,
   });
   if (accepted.isError === true) throw new Error(`accept failed: ${JSON.stringify(accepted.content).slice(0, 300)}`);
 }
