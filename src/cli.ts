@@ -134,6 +134,11 @@ const serve = program
     integer(integerRange(httpField.bodyTimeoutMs)),
   )
   .option(
+    '--route-upstreams <list>',
+    'scale-out behind nginx "hash $http_mcp_session_id consistent": the upstream servers as nginx names them, comma-separated (with --route-self)',
+  )
+  .option('--route-self <server>', 'scale-out: which of --route-upstreams this process is')
+  .option(
     '--timeout-ms <ms>',
     'recognition deadline for every instance, counted from prepare',
     integer(integerRange(IntentConfigBaseSchema.shape.timeoutMs)),

@@ -633,4 +633,17 @@ export const requirements: Requirement[] = [
     id: 'I11-OTEL-MISSING',
     text: '--otel without the optional SDK packages (or with an OTLP protocol it does not speak) is one stderr line and exit 2.',
   },
+  // --- issue 12: proof under load ------------------------------------------------------------------------------------
+  {
+    id: 'I12-ROUTE-RING',
+    text: "Told nginx's upstream list and which one it is, a process makes session ids that nginx's consistent hash routes back to it; a bad pair is CONFIG_INVALID.",
+  },
+  {
+    id: 'I12-SCALE-OUT',
+    text: 'Two processes behind nginx (hash $http_mcp_session_id consistent): sessions spread over both complete handoffs, DELETE reaches the right process, killing one fails only its sessions (404, then a fresh initialize works).',
+  },
+  {
+    id: 'I12-SOAK',
+    text: 'A bounded soak (handoffs across many sessions with random cancels, deadlines, corrections and evictions) leaves no live actor, the store within its bounds, the heap near its baseline, and /healthz answering.',
+  },
 ];

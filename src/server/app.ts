@@ -9,6 +9,7 @@ import { createIntentMcpAdapter, type IntentMcpAdapter } from '../mcp/adapter.js
 import {
   EMBEDDED_DEFAULT,
   HEALTH_PATH,
+  HttpConfigSchema,
   MCP_PATH_PATTERN,
   SERVER_DEFAULTS,
   isUnspecifiedAddress,
@@ -21,6 +22,7 @@ import { serverErrors } from './errors.js';
 // Types only: the HTTP side (and @modelcontextprotocol/node) is loaded when HTTP is served, not for stdio.
 import type { HttpServeOptions, RunningHttpServer } from './http.js';
 import { createLogger, type LogLevel, type Logger } from './logger.js';
+import { routedSessionIds } from './sessionRoute.js';
 import { serveOverStdio } from './stdio.js';
 import { isLoopbackHost, startInspector, type RunningInspector } from '../inspector/index.js';
 import { inspectorErrors } from '../inspector/server.js';
@@ -53,11 +55,15 @@ export interface ServeFlags {
   traceMaxBytes?: number;
   /** Export OpenTelemetry spans over OTLP/HTTP, configured by the standard `OTEL_*` variables (issue 11). */
   otel?: boolean;
+  /** Scale-out: the nginx upstream servers, comma-separated (with `routeSelf`). */
+  routeUpstreams?: string;
+  /** Scale-out: which of `routeUpstreams` this process is. */
+  routeSelf?: string;
 }
 
 /** Everything `serve` needs, resolved and validated. */
-type ResolvedHttp = Required<Omit<HttpServeOptions, 'logger' | 'now' | 'publicOrigin'>> &
-  Pick<HttpServeOptions, 'publicOrigin'>;
+type ResolvedHttp = Required<Omit<HttpServeOptions, 'logger' | 'now' | 'publicOrigin' | 'sessionRoute'>> &
+  Pick<HttpServeOptions, 'publicOrigin' | 'sessionRoute'>;
 
 export interface ResolvedServe extends ResolvedHttp {
   config: ServerConfig;
@@ -107,6 +113,7 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
     headersTimeoutMs: flags.headersTimeoutMs ?? httpConfig.headersTimeoutMs ?? SERVER_DEFAULTS.headersTimeoutMs,
     bodyTimeoutMs: flags.bodyTimeoutMs ?? httpConfig.bodyTimeoutMs ?? SERVER_DEFAULTS.bodyTimeoutMs,
     refusalLogsPerMinute: httpConfig.refusalLogsPerMinute ?? SERVER_DEFAULTS.refusalLogsPerMinute,
+    sessionRoute: resolveRoute(flags, httpConfig.route),
     logLevel: flags.logLevel ?? SERVER_DEFAULTS.logLevel,
     stdioMaxMessageBytes: stdioMessageLimit(config),
     trace: resolveTrace(flags),
@@ -308,7 +315,32 @@ export function httpOptionsOf(resolved: ResolvedServe): ResolvedHttp {
     headersTimeoutMs: resolved.headersTimeoutMs,
     bodyTimeoutMs: resolved.bodyTimeoutMs,
     refusalLogsPerMinute: resolved.refusalLogsPerMinute,
+    sessionRoute: resolved.sessionRoute,
   };
+}
+
+/** `--route-upstreams` / `--route-self` over `http.route`; both or neither. */
+function resolveRoute(
+  flags: ServeFlags,
+  route: NonNullable<ServerConfig['http']>['route'],
+): HttpServeOptions['sessionRoute'] {
+  const upstreams =
+    flags.routeUpstreams === undefined
+      ? route?.upstreams
+      : flags.routeUpstreams
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
+  const self = flags.routeSelf ?? route?.self;
+  if (upstreams === undefined && self === undefined) return undefined;
+  if (upstreams === undefined || upstreams.length === 0 || self === undefined) throw serverErrors.routeIncomplete();
+  // Flags get the config file's bounds (count and length of the names).
+  const bounded = HttpConfigSchema.shape.route.safeParse({ upstreams, self });
+  if (!bounded.success)
+    throw serverErrors.configIssue('--route-upstreams/--route-self', 'route', bounded.error.issues[0]?.message ?? '');
+  // Checked now (self listed, no repeats), so a bad pair is a CONFIG_INVALID at start-up, not at the first session.
+  routedSessionIds({ upstreams, self });
+  return { upstreams, self };
 }
 
 /** Starts serving. Logs go to stderr only. */

@@ -41,6 +41,14 @@ export const HttpConfigSchema = z
     headersTimeoutMs: z.int().min(100).max(MAX_TIMER_MS).optional(),
     bodyTimeoutMs: z.int().min(100).max(MAX_TIMER_MS).optional(),
     refusalLogsPerMinute: z.int().min(1).max(1_000_000).optional(),
+    /** Scale-out behind nginx `hash $http_mcp_session_id consistent` (sessionRoute.ts): the upstreams and this one. */
+    route: z
+      .object({
+        upstreams: z.array(z.string().min(1).max(300)).min(1).max(1024),
+        self: z.string().min(1).max(300),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

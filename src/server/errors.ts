@@ -43,6 +43,14 @@ export const serverErrors = {
     configInvalid(
       `Binding ${quoted(host)} listens on every interface${boundAddress === undefined ? '' : ` (${boundAddress})`} and needs --public-origin (the URL clients use to reach this server), or bind 127.0.0.1.`,
     ),
+  routeSelfMissing: (self: string) =>
+    configInvalid(
+      `--route-self ${quoted(self)} is not one of --route-upstreams; name this process exactly as the nginx upstream does.`,
+    ),
+  routeIncomplete: () =>
+    configInvalid('--route-upstreams and --route-self go together (or http.route in the config); give both.'),
+  routeUpstreamRepeated: () =>
+    configInvalid('--route-upstreams names a server twice; list each nginx upstream server once.'),
   pathInvalid: (path: string, reserved: string) =>
     configInvalid(`--path ${JSON.stringify(path)} is invalid; use an absolute path such as /mcp (not ${reserved}).`),
   publicOriginRefused: (value: string, rule: string) =>

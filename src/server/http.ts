@@ -15,6 +15,7 @@
  * {@link HostOriginGuard}, the {@link HttpSessionRegistry} (cap, reclaim, drain) and the {@link HttpRouter} (the
  * request path); every answer they give themselves is an `httpRefusals` entry (errors.ts).
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { IntentMcpAdapter } from '../mcp/adapter.js';
@@ -25,6 +26,7 @@ import { BodyBudget, MAX_BODY_BYTES } from './httpBody.js';
 import { HttpRouter } from './httpRouter.js';
 import { HttpSessionRegistry } from './httpSessions.js';
 import { RATE_LIMIT_INTERVAL_MS, rateLimitedLog, type Logger } from './logger.js';
+import { routedSessionIds, type SessionRouteOptions } from './sessionRoute.js';
 
 export { MAX_BODY_BYTES } from './httpBody.js';
 
@@ -59,6 +61,12 @@ export interface HttpServeOptions {
   /** Refused-request log lines per minute; the rest are counted in one "suppressed" line. Default 60. */
   refusalLogsPerMinute?: number;
   logger: Logger;
+  /**
+   * Behind nginx's `hash $http_mcp_session_id consistent` with several processes: the upstream servers as nginx names
+   * them and which one this process is, so each session id it makes hashes back to it (sessionRoute.ts). Default: plain
+   * random UUIDs.
+   */
+  sessionRoute?: SessionRouteOptions | undefined;
   /** Time source for idle reclaim (tests). Default `Date.now`. */
   now?: () => number;
 }
@@ -152,6 +160,7 @@ async function listen(httpServer: HttpServer, options: HttpServeOptions): Promis
 /** Serves the adapter over stateful Streamable HTTP (see the module comment); resolves once listening. */
 export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOptions): Promise<RunningHttpServer> {
   const limits = resolveLimits(options);
+  const newSessionId = options.sessionRoute === undefined ? randomUUID : routedSessionIds(options.sessionRoute);
   const { logger } = options;
   const refusalLog = rateLimitedLog(logger, limits.refusalLogsPerMinute);
   // Any client can open and drop sessions in a loop: their lifecycle lines share the same per-minute budget.
@@ -168,6 +177,7 @@ export async function serveHttp(adapter: IntentMcpAdapter, options: HttpServeOpt
     bodyTimeoutMs: limits.bodyTimeoutMs,
     refusalLog,
     logger,
+    newSessionId,
   });
   const httpServer: HttpServer = createServer(
     {

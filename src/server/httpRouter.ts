@@ -4,7 +4,6 @@
  * it first), an unknown one gets 404 before its body is read, and a request without one may only be an `initialize`,
  * which takes a session slot. Bodies are read within their deadline and the server-wide budget (issue 8).
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { IntentMcpAdapter } from '../mcp/adapter.js';
@@ -92,6 +91,8 @@ export interface HttpRouterOptions {
   /** Refused requests: the logger cuts each field to a short prefix, the rate limit bounds the number of lines. */
   readonly refusalLog: RateLimitedLog;
   readonly logger: Logger;
+  /** Makes each new session's id (random UUIDs; routed ones behind nginx's consistent hash, see sessionRoute.ts). */
+  readonly newSessionId: () => string;
 }
 
 export class HttpRouter {
@@ -221,7 +222,7 @@ export class HttpRouter {
       const server = await createMountedServer(this.#options.adapter, 'legacy', 'http');
       mounted = server;
       const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
+        sessionIdGenerator: this.#options.newSessionId,
         onsessioninitialized: (id) => {
           created = sessions.add(id, transport, server);
           releaseSlot();

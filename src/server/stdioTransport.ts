@@ -11,10 +11,6 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import {
-  isJSONRPCErrorResponse,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
   parseJSONRPCMessage,
   serializeMessage,
   type JSONRPCMessage,
@@ -216,7 +212,9 @@ export class StdioLineTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return Promise.reject(new Error('StdioLineTransport is closed'));
-    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined)
+    // A response is what carries an id and no method. Read from the shape: the SDK's is* guards run a zod parse of the
+    // whole message, a second serialisation-sized walk of every reply (issue 12).
+    if (!('method' in message) && 'id' in message && (typeof message.id === 'string' || typeof message.id === 'number'))
       this.#settle(message.id);
     return this.#write(serializeMessage(message));
   }
@@ -352,8 +350,10 @@ export class StdioLineTransport implements Transport {
       this.#refuse(typeof id === 'string' || typeof id === 'number' ? id : null, stdioRefusals.notJsonRpc(), size);
       return;
     }
-    if (isJSONRPCRequest(message)) this.#track(message.id);
-    else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+    // parseJSONRPCMessage has validated the message: a method with an id is a request, without one a notification (the
+    // SDK's is* guards would parse it with zod a second time).
+    if ('method' in message && 'id' in message) this.#track(message.id);
+    else if ('method' in message && message.method === 'notifications/cancelled') {
       // The SDK never answers a request its client cancelled; stop waiting for it.
       const cancelled = (message.params as { requestId?: unknown } | undefined)?.requestId;
       if (typeof cancelled === 'string' || typeof cancelled === 'number') this.#settle(cancelled);

@@ -917,7 +917,9 @@ describe('refusals at the door', () => {
     const spy = vi
       .spyOn(JSON, 'stringify')
       .mockImplementation((value: unknown, replacer?: unknown, space?: unknown) => {
-        if ((value as { kind?: unknown } | null)?.kind === 'model_task')
+        // The task, or its per-request material (serialised alone since issue 12: the per-plan parts are cached).
+        const v = value as { kind?: unknown; referenceTime?: unknown; fields?: unknown } | null;
+        if (v?.kind === 'model_task' || (v?.referenceTime !== undefined && v.fields !== undefined))
           throw new RangeError('Maximum call stack size exceeded');
         return stringify(value, replacer as undefined, space as undefined);
       });

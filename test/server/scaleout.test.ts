@@ -1,0 +1,293 @@
+/**
+ * Scale-out (issue 12): two built server processes over HTTP behind a real nginx that routes by the `Mcp-Session-Id`
+ * header with `hash $http_mcp_session_id consistent;`. `initialize` has no session id, so nginx balances it
+ * round-robin; each process is told the upstream list and which one it is (`--route-upstreams`, `--route-self`) and
+ * makes session ids that nginx's ring sends back to it (src/server/sessionRoute.ts).
+ *
+ * Which process holds a session is read from outside: each process's own `/healthz` count, and a direct request to a
+ * process with the session id (its own: 200; the other's: 404). Without nginx the file skips with a one-line notice;
+ * under `.ci/run` (`INTENT_MCP_REQUIRE_SYSTEM_PACKAGES=1`) a missing nginx fails it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect as netConnect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NginxHashRing, routedSessionIds } from '../../src/server/sessionRoute.js';
+import { freePort, runBuiltCommand, startBuiltServer, type ChildServer } from '../support/httpChild.js';
+import {
+  MCP_ACCEPT,
+  acceptSeed,
+  connectClient,
+  expectGolden,
+  healthSessions,
+  prepareSeed,
+  rawRequest,
+  seedHandoff,
+  type HttpClient,
+} from '../support/httpHelpers.js';
+import { SYSTEM_PACKAGES_REQUIRED, requireNginx } from '../support/nginxProxy.js';
+
+const SESSIONS = 50;
+
+let nginxMissing = false;
+try {
+  requireNginx();
+} catch {
+  nginxMissing = true;
+}
+const skipped = nginxMissing && !SYSTEM_PACKAGES_REQUIRED;
+if (skipped)
+  process.stderr.write('skipped: the scale-out test needs nginx (apt-get install nginx-light; .ci/run installs it)\n');
+
+let dir = '';
+let nginx: ChildProcess | undefined;
+let nginxPort = 0;
+const servers: ChildServer[] = [];
+const upstreams: string[] = [];
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = netConnect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => {
+      resolve(false);
+    });
+  });
+}
+
+/** The nginx.conf of the README's recipe, in a temporary prefix (foreground, logs inside it). */
+function nginxConf(): string {
+  const asRoot = process.getuid?.() === 0;
+  return `daemon off;
+master_process on;
+worker_processes 1;
+${asRoot ? 'user root;\n' : ''}pid ${join(dir, 'nginx.pid')};
+error_log ${join(dir, 'error.log')} info;
+events { worker_connections 256; }
+http {
+  access_log ${join(dir, 'access.log')};
+  client_body_temp_path ${join(dir, 'client_body')};
+  proxy_temp_path ${join(dir, 'proxy')};
+  fastcgi_temp_path ${join(dir, 'fastcgi')};
+  uwsgi_temp_path ${join(dir, 'uwsgi')};
+  scgi_temp_path ${join(dir, 'scgi')};
+
+  upstream intent_mcp {
+    hash $http_mcp_session_id consistent;
+${upstreams.map((u) => `    server ${u};`).join('\n')}
+    keepalive 32;
+  }
+  server {
+    listen 127.0.0.1:${nginxPort};
+    location / {
+      proxy_pass http://intent_mcp;
+      proxy_http_version 1.1;
+      proxy_set_header Host $http_host;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+      proxy_read_timeout 1h;
+      client_max_body_size 5m;
+      proxy_next_upstream error timeout;
+    }
+  }
+}
+`;
+}
+
+async function startNginx(): Promise<void> {
+  const bin = requireNginx();
+  const conf = join(dir, 'nginx.conf');
+  writeFileSync(conf, nginxConf());
+  const child = spawn(bin, ['-p', dir, '-c', conf, '-e', join(dir, 'error.log')], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  nginx = child;
+  const deadline = Date.now() + 10_000;
+  while (!(await canConnect(nginxPort))) {
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`nginx did not start: ${stderr} ${readFileSync(join(dir, 'error.log'), 'utf8')}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const proxyUrl = (): string => `http://127.0.0.1:${nginxPort}/mcp`;
+
+/** A `ping` in session `id` sent straight to one process, bypassing nginx: 200 when it holds the session, else 404. */
+async function directStatus(server: ChildServer, id: string): Promise<number> {
+  const res = await rawRequest(server.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: MCP_ACCEPT,
+      'mcp-session-id': id,
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+  });
+  return res.status;
+}
+
+/** A `tools/call` of `intent_prepare` in session `id` through nginx; returns the HTTP status. */
+async function proxiedPrepareStatus(id: string): Promise<number> {
+  const res = await rawRequest(proxyUrl(), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: MCP_ACCEPT,
+      'mcp-session-id': id,
+      'mcp-protocol-version': '2025-11-25',
+      host: `127.0.0.1:${nginxPort}`,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'intent_prepare', arguments: { input: 'hello' } },
+    }),
+  });
+  return res.status;
+}
+
+beforeAll(async () => {
+  if (skipped) return;
+  requireNginx();
+  dir = mkdtempSync(join(tmpdir(), 'intent-mcp-scaleout-'));
+  nginxPort = await freePort();
+  const ports = [await freePort(), await freePort()];
+  upstreams.push(...ports.map((p) => `127.0.0.1:${p}`));
+  for (const port of ports)
+    servers.push(
+      await startBuiltServer([
+        '--port',
+        String(port),
+        '--public-origin',
+        `http://127.0.0.1:${nginxPort}`,
+        '--route-upstreams',
+        upstreams.join(','),
+        '--route-self',
+        `127.0.0.1:${port}`,
+      ]),
+    );
+  await startNginx();
+}, 120_000);
+
+afterAll(async () => {
+  if (nginx !== undefined && nginx.exitCode === null) {
+    const exited = new Promise((r) => nginx!.once('exit', r));
+    nginx.kill('SIGTERM');
+    await exited;
+  }
+  for (const server of servers) await server.stop();
+  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+});
+
+describe('[I12-ROUTE-RING] session ids that route back to their process', () => {
+  it('ids drawn for each upstream land on it on the ring, and the ring spreads keys over every upstream', () => {
+    const names = ['127.0.0.1:3001', '127.0.0.1:3002', '127.0.0.1:3003'];
+    const ring = new NginxHashRing(names);
+    for (const self of names) {
+      const next = routedSessionIds({ upstreams: names, self });
+      for (let i = 0; i < 50; i++) {
+        const id = next();
+        expect(id).toMatch(/^[0-9a-f-]{36}$/);
+        expect(ring.pick(id)).toBe(self);
+      }
+    }
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 3000; i++) {
+      const picked = ring.pick(`key-${i}`);
+      counts.set(picked, (counts.get(picked) ?? 0) + 1);
+    }
+    expect([...counts.keys()].sort()).toEqual(names);
+    for (const n of counts.values()) expect(n).toBeGreaterThan(500);
+  });
+
+  it('a self not among the upstreams, a repeated upstream or only one of the two flags is CONFIG_INVALID (exit 2, one line)', async () => {
+    expect(() => routedSessionIds({ upstreams: ['a:1'], self: 'b:2' })).toThrow(/not one of --route-upstreams/);
+    expect(() => routedSessionIds({ upstreams: ['a:1', 'a:1'], self: 'a:1' })).toThrow(/twice/);
+    for (const flags of [
+      ['--route-upstreams', '127.0.0.1:1,127.0.0.1:2', '--route-self', '127.0.0.1:3'],
+      ['--route-upstreams', '127.0.0.1:1,127.0.0.1:2'],
+      ['--route-self', '127.0.0.1:1'],
+    ]) {
+      const run = await runBuiltCommand(['serve', '--transport', 'http', '--port', '0', ...flags]);
+      expect(run.code).toBe(2);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(/route/);
+    }
+  });
+});
+
+describe.skipIf(skipped)('[I12-SCALE-OUT] two processes behind nginx, routed by Mcp-Session-Id', () => {
+  const clients: HttpClient[] = [];
+  const owner = new Map<string, number>();
+
+  afterAll(async () => {
+    for (const c of clients) await c.client.close().catch(() => undefined);
+  });
+
+  it(`${SESSIONS} sessions through nginx spread over both processes and all complete handoffs`, async () => {
+    for (let i = 0; i < SESSIONS; i++) clients.push(await connectClient(proxyUrl(), '2025-11-25'));
+    await Promise.all(clients.map((c) => seedHandoff((n, a) => c.callTool(n, a))));
+    const counts = [await healthSessions(servers[0]!.base), await healthSessions(servers[1]!.base)];
+    expect(counts[0]! + counts[1]!).toBe(SESSIONS);
+    expect(counts[0]).toBeGreaterThan(0);
+    expect(counts[1]).toBeGreaterThan(0);
+    // Each session lives on exactly one process: that one answers it directly, the other says 404.
+    for (const c of clients) {
+      const id = c.transport.sessionId!;
+      const statuses = [await directStatus(servers[0]!, id), await directStatus(servers[1]!, id)];
+      expect(statuses.sort()).toEqual([200, 404]);
+      owner.set(id, (await directStatus(servers[0]!, id)) === 200 ? 0 : 1);
+    }
+    expect([...owner.values()].filter((o) => o === 0)).toHaveLength(counts[0]!);
+    // A second handoff in every session still lands where the session lives.
+    await Promise.all(clients.map((c) => seedHandoff((n, a) => c.callTool(n, a))));
+  });
+
+  it('DELETE through nginx reaches the process that holds the session', async () => {
+    for (const process of [0, 1]) {
+      const index = clients.findIndex((c) => owner.get(c.transport.sessionId!) === process);
+      expect(index).toBeGreaterThanOrEqual(0);
+      const [c] = clients.splice(index, 1);
+      const before = [await healthSessions(servers[0]!.base), await healthSessions(servers[1]!.base)];
+      const id = c!.transport.sessionId!;
+      await c!.end();
+      const after = [await healthSessions(servers[0]!.base), await healthSessions(servers[1]!.base)];
+      expect(after[process]).toBe(before[process]! - 1);
+      expect(after[1 - process]).toBe(before[1 - process]);
+      expect(await directStatus(servers[process]!, id)).toBe(404);
+    }
+  });
+
+  it("killing one process fails only its sessions (404, then a fresh initialize works); the others' are untouched", async () => {
+    const victim = 0;
+    servers[victim]!.child.kill('SIGKILL');
+    await new Promise((r) => servers[victim]!.child.once('exit', r));
+    const mine = clients.filter((c) => owner.get(c.transport.sessionId!) === victim);
+    const others = clients.filter((c) => owner.get(c.transport.sessionId!) !== victim);
+    expect(mine.length).toBeGreaterThan(0);
+    expect(others.length).toBeGreaterThan(0);
+    for (const c of mine) expect(await proxiedPrepareStatus(c.transport.sessionId!)).toBe(404);
+    // The survivor's sessions go on as before, a prepared request of one of them included.
+    const task = await prepareSeed((n, a) => others[0]!.callTool(n, a));
+    await Promise.all(others.map((c) => seedHandoff((n, a) => c.callTool(n, a))));
+    expectGolden(await acceptSeed((n, a) => others[0]!.callTool(n, a), task));
+    // A client whose session died starts over: a fresh initialize through nginx lands on the survivor and works.
+    for (let i = 0; i < 4; i++) {
+      const fresh = await connectClient(proxyUrl(), '2025-11-25');
+      clients.push(fresh);
+      await seedHandoff((n, a) => fresh.callTool(n, a));
+      expect(await directStatus(servers[1]!, fresh.transport.sessionId!)).toBe(200);
+    }
+    expect(await healthSessions(servers[1]!.base)).toBe(others.length + 4);
+  });
+});
