@@ -6,7 +6,7 @@
  * `terminal` into the store when the machine says to retain it. It never looks at a state name.
  */
 import { randomUUID } from 'node:crypto';
-import { createActor, transition, type Actor, type InspectionEvent, type SnapshotFrom } from 'xstate';
+import { createActor, transition, type Actor, type SnapshotFrom } from 'xstate';
 import { z } from 'zod';
 import { toIntentError } from '../core/errors.js';
 import type { InstanceModel } from '../core/instance.js';
@@ -204,7 +204,10 @@ export class HandoffEngine {
     return session;
   }
 
-  /** Subscribes to the transition stream. Requests prepared while nobody listens are not instrumented (it costs). */
+  /**
+   * Subscribes to the transition stream: every step of every request from now on, including requests prepared before
+   * (their first step then names the state they were in). Nothing is built for the stream while nobody listens.
+   */
   inspect(listener: (t: HandoffTransition) => void): () => void {
     this.#listeners.add(listener);
     return () => {
@@ -286,6 +289,7 @@ export class HandoffEngine {
     const deadlineMs = options.timeoutMs ?? instance.model.timeoutMs;
     const expiresAt = deadlineMs === undefined ? undefined : now + deadlineMs;
     const { requestId, token, tokenHash } = newCredentials();
+    const mode: HandoffMode = executor === undefined ? 'host' : 'executor';
     const task = hostTask(requestId, token, prepared, expiresAt);
     const text = serialiseTask(task);
     const record: LiveRecord = {
@@ -296,10 +300,7 @@ export class HandoffEngine {
       tokenHash,
       preparedAt: now,
       expiresAt,
-      actor: this.#createActor(
-        { requestId, sessionId: session.id, instance: instance.name },
-        { requestId, expiresAt, mode: executor === undefined ? 'host' : 'executor' },
-      ),
+      actor: createActor(this.machine, { input: { requestId, expiresAt, mode } }),
       timer: undefined,
       run: undefined,
       onEnded: executor?.onEnded,
@@ -310,6 +311,19 @@ export class HandoffEngine {
     });
     session.add(record);
     record.actor.start();
+    if (this.#listeners.size > 0) {
+      const step = this.#step(
+        whoOf(record),
+        'prepare',
+        null,
+        'prepared',
+        record.actor.getSnapshot().context,
+        undefined,
+      );
+      step.mode = mode;
+      if (expiresAt !== undefined) step.expiresAt = new Date(expiresAt).toISOString();
+      this.#announce(step);
+    }
     if (deadlineMs !== undefined)
       record.timer = this.clock.setTimeout(() => {
         record.timer = undefined;
@@ -431,33 +445,6 @@ export class HandoffEngine {
     }
   }
 
-  #createActor(
-    who: { requestId: string; sessionId: string; instance: string },
-    input: { requestId: string; expiresAt: number | undefined; mode: HandoffMode },
-  ): HandoffActor {
-    if (this.#listeners.size === 0) return createActor(this.machine, { input });
-    let from: HandoffState | null = null;
-    const inspect = (ev: InspectionEvent): void => {
-      if (ev.type !== '@xstate.snapshot') return;
-      // XState's own events (init, stop) are not the domain's: the first snapshot is the prepare, stopping is silent.
-      const type = ev.event.type;
-      if (type.startsWith('xstate.') && type !== 'xstate.init') return;
-      const snap = ev.snapshot as HandoffSnapshot;
-      const to = stateOf(snap.value);
-      const step =
-        type === 'xstate.init'
-          ? this.#step(who, 'prepare', null, to, snap.context, undefined)
-          : this.#step(who, type as HandoffEvent['type'], from, to, snap.context, ev.event as HandoffEvent);
-      if (step.event === 'prepare') {
-        step.mode = input.mode;
-        if (input.expiresAt !== undefined) step.expiresAt = new Date(input.expiresAt).toISOString();
-      }
-      this.#announce(step);
-      from = to;
-    };
-    return createActor(this.machine, { input, inspect });
-  }
-
   /**
    * The transition record of one step (`inspection.ts`): what the event brought — its arrival time, a candidate's size
    * and short hash, a validation's outcome, a cancel's reason — so that the machine can replay it.
@@ -509,8 +496,15 @@ export class HandoffEngine {
    * answer its waiters) and, when the machine tagged the request terminal, retires it.
    */
   #send(record: LiveRecord, event: HandoffEvent): HandoffSnapshot {
+    // The transition record is built here, from the snapshots before and after the event, and announced before
+    // anything the event caused (a retired request's store eviction comes after it). XState's own `inspect` would
+    // do the same at ~10-20% of a handoff's cost (it builds an inspection event per event, snapshot, microstep and
+    // action; BENCHMARKS.md, issue 11): this costs one object per event, and only while someone listens.
+    const from = this.#listeners.size > 0 ? stateOf(record.actor.getSnapshot().value) : undefined;
     record.actor.send(event);
     const snap = record.actor.getSnapshot();
+    if (from !== undefined && this.#listeners.size > 0)
+      this.#announce(this.#step(whoOf(record), event.type, from, stateOf(snap.value), snap.context, event));
     const emitted = record.emitted;
     record.emitted = [];
     let told: { answer: WaiterAnswer; reply: HandoffReply } | undefined;
@@ -679,6 +673,11 @@ function hostTask(
   };
   if (expiresAt !== undefined) out.expiresAt = new Date(expiresAt).toISOString();
   return out;
+}
+
+/** Who a live request is, as a transition record names it. */
+function whoOf(record: LiveRecord): { requestId: string; sessionId: string; instance: string } {
+  return { requestId: record.requestId, sessionId: record.session.id, instance: record.instance.name };
 }
 
 function internalReply(requestId: string): HandoffReply {

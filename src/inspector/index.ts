@@ -18,8 +18,8 @@ export interface StartInspectorOptions extends InspectorModelOptions {
 }
 
 /**
- * Subscribes a new model to `source` and serves it. Call it before the transport starts serving: the engine instruments
- * only requests prepared while someone listens.
+ * Subscribes a new model to `source` and serves it. Call it before the transport starts serving, so that it sees every
+ * request from its prepare on (the stream reports a request prepared earlier only from its next step).
  */
 export async function startInspector(
   source: InspectionSource,

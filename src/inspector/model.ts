@@ -99,8 +99,8 @@ const zeroStates = (): Record<HandoffState, number> =>
   Object.fromEntries(HANDOFF_STATES.map((s) => [s, 0])) as Record<HandoffState, number>;
 
 /**
- * The inspector's memory. Subscribes on construction; requests prepared before that are not instrumented by the
- * engine, so the command creates it before it serves. `close()` unsubscribes.
+ * The inspector's memory. Subscribes on construction; a request prepared before that shows up from its next step, so
+ * the command creates it before it serves. `close()` unsubscribes.
  */
 export class InspectorModel {
   readonly maxRequests: number;
@@ -179,7 +179,8 @@ export class InspectorModel {
     if (edge !== undefined) this.#edges.set(edge, (this.#edges.get(edge) ?? 0) + 1);
     // Live requests per live state; a terminal state counts the requests that reached it.
     if (t.from !== t.to) {
-      if (t.from !== null && LIVE_STATES.includes(t.from)) this.#states[t.from] -= 1;
+      // A request prepared before the model subscribed was never counted in: never below zero.
+      if (t.from !== null && LIVE_STATES.includes(t.from)) this.#states[t.from] = Math.max(0, this.#states[t.from] - 1);
       this.#states[t.to] += 1;
     }
     this.#track(t);

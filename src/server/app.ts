@@ -352,7 +352,7 @@ export async function startServe(
   const closeObservers = observe(adapter, resolved, logger);
   const closeTelemetry = resolved.otel ? await startTelemetry(adapter, logger) : undefined;
   const tools = adapter.tools.map((tool) => tool.name).join(', ');
-  // Before the transport: the engine instruments only requests prepared while the inspector listens.
+  // Before the transport, so the inspector sees every request from its prepare on.
   const inspector =
     resolved.inspect === undefined
       ? undefined

@@ -729,6 +729,23 @@ describe('signals on accept [S03-SIGNAL-ACCEPT]', () => {
 });
 
 describe('inspection [S03-INSPECT]', () => {
+  it('[S03-INSPECT] a listener that subscribes late sees the next step of a request prepared before, from where it is', async () => {
+    const { engine, instance } = harness();
+    const session = engine.openSession();
+    const task = session.prepare(instance, SEED_REQUEST);
+    const transitions: HandoffTransition[] = [];
+    const stop = engine.inspect((t) => transitions.push(t));
+    expectResult(await session.accept(task.requestId, task.submissionToken, SEED_CANDIDATE));
+    expect(transitions.map((t) => [t.from, t.event, t.to, t.answer])).toEqual([
+      ['prepared', 'ACCEPT', 'validating', 'validate'],
+      ['validating', 'VALIDATED', 'completed', 'result'],
+    ]);
+    stop();
+    // Once nobody listens, nothing is announced.
+    session.cancel(task.requestId);
+    expect(transitions).toHaveLength(2);
+  });
+
   it('streams every transition and snapshots live requests without tokens or candidate text [S03-INSPECT]', async () => {
     const { engine, instance, clock } = harness();
     const transitions: HandoffTransition[] = [];
