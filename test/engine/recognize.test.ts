@@ -216,7 +216,8 @@ describe('signal and deadline [S03-EXECUTOR]', () => {
   it('the deadline gives TIMEOUT (retryable) and aborts the executor’s signal, even if it answers late [S03-EXECUTOR]', async () => {
     const clock = new SimulatedClock();
     const { entered, release, executor } = gate();
-    const parsing = new Intent({ executor, clock }).parse(SEED_REQUEST, { timeoutMs: 2000 });
+    // Observed from the start: the parse rejects at the deadline, before the executor answers (late).
+    const failing = rejection(new Intent({ executor, clock }).parse(SEED_REQUEST, { timeoutMs: 2000 }));
     const ctx = await entered;
     clock.increment(1999);
     await flush();
@@ -225,7 +226,7 @@ describe('signal and deadline [S03-EXECUTOR]', () => {
     await flush();
     expect(ctx.signal.aborted).toBe(true);
     release(SEED_CANDIDATE);
-    const error = await rejection(parsing);
+    const error = await failing;
     expect(error.code).toBe('TIMEOUT');
     expect(error.category).toBe('timeout');
     expect(error.retryable).toBe(true);

@@ -419,7 +419,7 @@ describe('diagram: guards in words, answers, counts, a request path', () => {
     const labels = model.edges.map((e) => `${e.from} --> ${e.to}: ${edgeLabel(e)}`);
     expect(labels).toEqual([
       'live --> expired: DEADLINE [has a deadline] / too_late',
-      'live --> expired: CANCEL [past deadline] / already_completed',
+      'live --> expired: CANCEL [past deadline] / already_expired',
       'live --> cancelled: CANCEL [in time] / withdrawn',
       'live --> expired: CLOSE [past deadline] / too_late',
       'live --> cancelled: CLOSE [in time] / closed',
@@ -443,7 +443,7 @@ describe('diagram: guards in words, answers, counts, a request path', () => {
       'cancelled --> cancelled: ACCEPT / withdrawn_earlier',
       'cancelled --> cancelled: CANCEL / already_cancelled',
       'expired --> expired: ACCEPT / too_late',
-      'expired --> expired: CANCEL / already_completed',
+      'expired --> expired: CANCEL / already_expired',
     ]);
   });
 
