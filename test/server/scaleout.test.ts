@@ -78,9 +78,9 @@ ${upstreams.map((u) => `    server ${u};`).join('\n')}
 
 const proxyUrl = (): string => `http://127.0.0.1:${nginxPort}/mcp`;
 
-/** A `ping` in session `id` sent straight to one process, bypassing nginx: 200 when it holds the session, else 404. */
-async function directStatus(server: ChildServer, id: string): Promise<number> {
-  const res = await rawRequest(server.url, {
+/** POSTs the JSON-RPC request `message` in session `id` (revision 2025-11-25) to `url`; returns the HTTP status. */
+async function postStatus(url: string, id: string, message: Record<string, unknown>): Promise<number> {
+  const res = await rawRequest(url, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -88,31 +88,22 @@ async function directStatus(server: ChildServer, id: string): Promise<number> {
       'mcp-session-id': id,
       'mcp-protocol-version': '2025-11-25',
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    body: JSON.stringify({ jsonrpc: '2.0', ...message }),
   });
   return res.status;
 }
 
-/** A `tools/call` of `intent_prepare` in session `id` through nginx; returns the HTTP status. */
-async function proxiedPrepareStatus(id: string): Promise<number> {
-  const res = await rawRequest(proxyUrl(), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: MCP_ACCEPT,
-      'mcp-session-id': id,
-      'mcp-protocol-version': '2025-11-25',
-      host: `127.0.0.1:${nginxPort}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 7,
-      method: 'tools/call',
-      params: { name: 'intent_prepare', arguments: { input: 'hello' } },
-    }),
+/** A `ping` in session `id` sent straight to one process, bypassing nginx: 200 when it holds the session, else 404. */
+const directStatus = (server: ChildServer, id: string): Promise<number> =>
+  postStatus(server.url, id, { id: 1, method: 'ping' });
+
+/** A `tools/call` of `intent_prepare` in session `id` through nginx (Host: nginx's address); returns the HTTP status. */
+const proxiedPrepareStatus = (id: string): Promise<number> =>
+  postStatus(proxyUrl(), id, {
+    id: 7,
+    method: 'tools/call',
+    params: { name: 'intent_prepare', arguments: { input: 'hello' } },
   });
-  return res.status;
-}
 
 beforeAll(async () => {
   if (skipped) return;
