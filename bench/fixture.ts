@@ -7,6 +7,14 @@ import type { EngineSession, HandoffInstance } from '../src/engine/engine.js';
 import type { HandoffReply } from '../src/engine/replies.js';
 import { Intent } from '../src/intent.js';
 
+/**
+ * The seed request of the MCP-level benches (a Chinese order query with a prohibition) and its complete candidate, for an
+ * instance without a parameter schema.
+ */
+export const SEED_INPUT = '查询订单000123，不要取消订单';
+export const SEED_CANDIDATE =
+  '{"turnKind":"request","coverage":"complete","intents":[{"domain":null,"action":"查询","target":"订单000123","goal":"查询订单000123","understanding":"clear","constraints":[{"kind":"prohibition","text":"不要取消订单"}]}]}';
+
 export const INSTANCE_OPTIONS = {
   description: 'Travel desk: flights, hotels and transfers.',
   domains: ['travel', 'billing'],

@@ -19,12 +19,9 @@ import { startInspector } from '../src/inspector/index.js';
 import { Intent } from '../src/intent.js';
 import { createIntentMcpAdapter, type IntentMcpAdapter } from '../src/mcp/adapter.js';
 import { createLogger } from '../src/server/logger.js';
+import { SEED_CANDIDATE, SEED_INPUT } from './fixture.js';
 import { compare, ratio, round } from './measure.js';
 import { positiveIntArg } from './support.js';
-
-const SEED_INPUT = '查询订单000123，不要取消订单';
-const SEED_CANDIDATE =
-  '{"turnKind":"request","coverage":"complete","intents":[{"domain":null,"action":"查询","target":"订单000123","goal":"查询订单000123","understanding":"clear","constraints":[{"kind":"prohibition","text":"不要取消订单"}]}]}';
 
 const adapterOf = (limits: { maxPendingPerSession?: number } = {}): IntentMcpAdapter =>
   createIntentMcpAdapter({ mode: 'host', instances: { main: new Intent({}) }, limits });

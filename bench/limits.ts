@@ -19,15 +19,13 @@ import { request as httpRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Intent } from '../src/intent.js';
 import { createIntentMcpAdapter, type IntentMcpSession } from '../src/mcp/adapter.js';
+import { SEED_CANDIDATE, SEED_INPUT } from './fixture.js';
 import { INSTANCE_OPTIONS, MIB, limitsCases, type LimitsCase } from './limitsCases.js';
 import { cpuMicros } from './measure.js';
 import { argValue, positiveIntArg, table } from './support.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
-const SEED_INPUT = '查询订单000123，不要取消订单';
-const SEED_CANDIDATE =
-  '{"turnKind":"request","coverage":"complete","intents":[{"domain":null,"action":"查询","target":"订单000123","goal":"查询订单000123","understanding":"clear","constraints":[{"kind":"prohibition","text":"不要取消订单"}]}]}';
 
 const CAP_MS = positiveIntArg('cap-ms', 60_000);
 /** The nesting bound the fixed code will have; its value is not known yet, so it is a parameter. */
