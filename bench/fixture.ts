@@ -3,7 +3,17 @@
  * realistic ~2 KB candidate for it (three intents with constraints and inputs, a request-level constraint, two
  * relations, the six selected fields filled with evidence). It validates and normalises to a `complete` result.
  */
+import type { EngineSession, HandoffInstance } from '../src/engine/engine.js';
+import type { HandoffReply } from '../src/engine/replies.js';
 import { Intent } from '../src/intent.js';
+
+/**
+ * The seed request of the MCP-level benches (a Chinese order query with a prohibition) and its complete candidate, for an
+ * instance without a parameter schema.
+ */
+export const SEED_INPUT = '查询订单000123，不要取消订单';
+export const SEED_CANDIDATE =
+  '{"turnKind":"request","coverage":"complete","intents":[{"domain":null,"action":"查询","target":"订单000123","goal":"查询订单000123","understanding":"clear","constraints":[{"kind":"prohibition","text":"不要取消订单"}]}]}';
 
 export const INSTANCE_OPTIONS = {
   description: 'Travel desk: flights, hotels and transfers.',
@@ -113,4 +123,12 @@ export const CANDIDATE_TEXT = JSON.stringify(CANDIDATE);
 
 export function benchIntent(): Intent {
   return new Intent(INSTANCE_OPTIONS);
+}
+
+/** One handoff of the workload on the engine: prepare + accept of the candidate, the reply awaited (throws if not ok). */
+export async function benchHandoff(session: EngineSession, instance: HandoffInstance): Promise<HandoffReply> {
+  const task = session.prepare(instance, REQUEST);
+  const reply = await session.accept(task.requestId, task.submissionToken, CANDIDATE_TEXT);
+  if (reply.isError) throw new Error(`handoff failed: ${reply.text}`);
+  return reply;
 }

@@ -19,21 +19,9 @@ import { startInspector } from '../src/inspector/index.js';
 import { Intent } from '../src/intent.js';
 import { createIntentMcpAdapter, type IntentMcpAdapter } from '../src/mcp/adapter.js';
 import { createLogger } from '../src/server/logger.js';
+import { SEED_CANDIDATE, SEED_INPUT } from './fixture.js';
 import { compare, ratio, round } from './measure.js';
-
-const SEED_INPUT = '查询订单000123，不要取消订单';
-const SEED_CANDIDATE =
-  '{"turnKind":"request","coverage":"complete","intents":[{"domain":null,"action":"查询","target":"订单000123","goal":"查询订单000123","understanding":"clear","constraints":[{"kind":"prohibition","text":"不要取消订单"}]}]}';
-
-function intArg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const n = i < 0 ? fallback : Number(process.argv[i + 1]);
-  if (!Number.isInteger(n) || n <= 0) {
-    process.stderr.write(`bench: --${name} needs a positive integer\n`);
-    process.exit(2);
-  }
-  return n;
-}
+import { positiveIntArg } from './support.js';
 
 const adapterOf = (limits: { maxPendingPerSession?: number } = {}): IntentMcpAdapter =>
   createIntentMcpAdapter({ mode: 'host', instances: { main: new Intent({}) }, limits });
@@ -99,7 +87,7 @@ function fetchBytes(url: string): Promise<number> {
 }
 
 const logger = createLogger('silent');
-const rounds = intArg('rounds', 40);
+const rounds = positiveIntArg('rounds', 40);
 
 // --- 1. handoff cost, inspector off vs on with one SSE client ----------------------------------------------------
 const off = adapterOf();

@@ -19,38 +19,19 @@ import { request as httpRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { Intent } from '../src/intent.js';
 import { createIntentMcpAdapter, type IntentMcpSession } from '../src/mcp/adapter.js';
+import { SEED_CANDIDATE, SEED_INPUT } from './fixture.js';
 import { INSTANCE_OPTIONS, MIB, limitsCases, type LimitsCase } from './limitsCases.js';
+import { cpuMicros } from './measure.js';
+import { argValue, positiveIntArg, table } from './support.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
-const SEED_INPUT = '查询订单000123，不要取消订单';
-const SEED_CANDIDATE =
-  '{"turnKind":"request","coverage":"complete","intents":[{"domain":null,"action":"查询","target":"订单000123","goal":"查询订单000123","understanding":"clear","constraints":[{"kind":"prohibition","text":"不要取消订单"}]}]}';
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? undefined : process.argv[i + 1];
-}
-
-function intArg(name: string, fallback: number): number {
-  const raw = arg(name);
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) {
-    process.stderr.write(`bench: --${name} needs a positive integer\n`);
-    process.exit(2);
-  }
-  return n;
-}
-
-const CAP_MS = intArg('cap-ms', 60_000);
+const CAP_MS = positiveIntArg('cap-ms', 60_000);
 /** The nesting bound the fixed code will have; its value is not known yet, so it is a parameter. */
-const DEPTH_BOUND = intArg('depth-bound', 64);
+const DEPTH_BOUND = positiveIntArg('depth-bound', 64);
 
-const cpuMs = (): number => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
+const cpuMs = (): number => cpuMicros() / 1000;
 const wallMs = (): number => performance.now();
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -143,19 +124,6 @@ function runChild(name: string, size: number): Promise<Measurement | string> {
 
 const f = (n: number, d = 1): string => n.toFixed(d);
 
-function table(header: string[], rows: string[][]): void {
-  const cells = [header, ...rows];
-  const widths = header.map((_, c) => Math.max(...cells.map((r) => (r[c] ?? '').length)));
-  const line = (r: string[]): string =>
-    r
-      .map((cell, c) => (c <= 1 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
-      .join('  ')
-      .trimEnd();
-  process.stdout.write(`${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}\n`);
-  for (const r of rows) process.stdout.write(`${line(r)}\n`);
-  process.stdout.write('\n');
-}
-
 async function inProcess(cases: LimitsCase[]): Promise<void> {
   process.stdout.write(
     `ONE ACCEPT AT THE LIMITS — in process, host mode, default limits; cap ${CAP_MS / 1000} s per measurement\n\n`,
@@ -191,6 +159,7 @@ async function inProcess(cases: LimitsCase[]): Promise<void> {
     table(
       ['size', 'answer', 'prepare CPU ms', 'accept CPU ms', 'accept wall ms', 'accept per MiB', 'vs smallest'],
       rows,
+      2,
     );
   }
 }
@@ -368,7 +337,7 @@ async function pingDuringAccept(cases: LimitsCase[]): Promise<void> {
       server.stop();
     }
   }
-  table(['accept in session A', 'answer', 'accept wall', 'ping in session B', 'note'], rows);
+  table(['accept in session A', 'answer', 'accept wall', 'ping in session B', 'note'], rows, 2);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -376,15 +345,15 @@ async function pingDuringAccept(cases: LimitsCase[]): Promise<void> {
 /** Runs the limits bench (parent mode) or one measurement (child mode, `--case`). */
 export async function runLimits(): Promise<void> {
   const cases = limitsCases(DEPTH_BOUND);
-  const caseName = arg('case');
+  const caseName = argValue('case');
   if (caseName !== undefined) {
     const c = cases.find((x) => x.name === caseName);
     if (c === undefined) throw new Error(`no case ${caseName}`);
-    const m = await measureOne(c, intArg('size', 1));
+    const m = await measureOne(c, positiveIntArg('size', 1));
     process.stdout.write(`${JSON.stringify(m)}\n`);
     return;
   }
-  const only = arg('only')?.split(',');
+  const only = argValue('only')?.split(',');
   const chosen = only === undefined ? cases : cases.filter((c) => only.includes(c.name));
   process.stdout.write(
     `intent-mcp limits bench — node ${process.version}, cap ${CAP_MS / 1000} s, depth bound parameter ${DEPTH_BOUND}\n\n`,

@@ -3,7 +3,7 @@
  * controls. Each case builds, for a size, the `intent_prepare` arguments and the candidate text of one handoff.
  * Everything is built by repetition, so building costs nothing next to what is measured.
  */
-import { INSTANCE_OPTIONS } from './fixture.js';
+import { INSTANCE_OPTIONS, SEED_CANDIDATE, SEED_INPUT } from './fixture.js';
 
 export const MIB = 1024 * 1024;
 
@@ -29,10 +29,6 @@ export interface LimitsCase {
   label: (size: number) => string;
   build: (size: number) => Workload;
 }
-
-const SEED_INPUT = '查询订单000123，不要取消订单';
-const SEED_CANDIDATE =
-  '{"turnKind":"request","coverage":"complete","intents":[{"domain":null,"action":"查询","target":"订单000123","goal":"查询订单000123","understanding":"clear","constraints":[{"kind":"prohibition","text":"不要取消订单"}]}]}';
 
 /** A size for the tables; sizes just under a limit (1 MiB − 8 bytes, say) are shown rounded. */
 const kib = (n: number): string =>

@@ -40,47 +40,22 @@ import {
   type StdioServer,
 } from './mcpLoad.js';
 import { compare, median, ratio, round, wallMicros } from './measure.js';
+import { log, positiveIntArg, table } from './support.js';
 
-function numberArg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = Number(process.argv[i + 1]);
-  if (!Number.isInteger(value) || value <= 0) {
-    process.stderr.write(`bench: --${name} needs a positive integer\n`);
-    process.exit(2);
-  }
-  return value;
-}
 const baselineAt = process.argv.indexOf('--baseline-cli');
 useBaselineCli(baselineAt < 0 ? undefined : process.argv[baselineAt + 1]);
 const onlyAt = process.argv.indexOf('--only');
 const ONLY = onlyAt < 0 ? undefined : new Set((process.argv[onlyAt + 1] ?? '').split(','));
 const wanted = (name: string): boolean => ONLY === undefined || ONLY.has(name);
 
-const STDIO_ROUNDS = numberArg('stdio-rounds', 16);
-const STDIO_CHUNK = numberArg('stdio-chunk', 150);
-const HTTP_ROUNDS = numberArg('http-rounds', 4);
-const HTTP_SECONDS = numberArg('http-seconds', 3);
-const HTTP_SESSIONS = numberArg('http-sessions', 50);
-const COLD_RUNS = numberArg('cold-runs', 8);
-const PROFILE_HANDOFFS = numberArg('profile-handoffs', 3000);
+const STDIO_ROUNDS = positiveIntArg('stdio-rounds', 16);
+const STDIO_CHUNK = positiveIntArg('stdio-chunk', 150);
+const HTTP_ROUNDS = positiveIntArg('http-rounds', 4);
+const HTTP_SECONDS = positiveIntArg('http-seconds', 3);
+const HTTP_SESSIONS = positiveIntArg('http-sessions', 50);
+const COLD_RUNS = positiveIntArg('cold-runs', 8);
+const PROFILE_HANDOFFS = positiveIntArg('profile-handoffs', 3000);
 
-const log = (line = ''): void => {
-  process.stdout.write(`${line}\n`);
-};
-function table(header: string[], rows: string[][]): void {
-  const cells = [header, ...rows];
-  const widths = header.map((_, c) => Math.max(...cells.map((r) => (r[c] ?? '').length)));
-  const line = (r: string[]): string =>
-    r
-      .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
-      .join('  ')
-      .trimEnd();
-  log(line(header));
-  log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of rows) log(line(r));
-  log();
-}
 const f = (n: number, d = 2): string => `${round(n, d)}`;
 const x = (n: number): string => `${round(n, 2)}×`;
 const verdict = (ok: boolean): string => (ok ? 'met' : 'NOT MET');

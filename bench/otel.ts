@@ -28,34 +28,16 @@ import { HandoffEngine, type EngineSession, type HandoffInstance } from '../src/
 import { createIntentMcpAdapter, type IntentMcpSession } from '../src/mcp/adapter.js';
 import type { HandoffReply } from '../src/engine/replies.js';
 import { instrumentOpenTelemetry } from '../src/observability/otel.js';
-import { CANDIDATE_TEXT, REQUEST, benchIntent } from './fixture.js';
+import { CANDIDATE_TEXT, REQUEST, benchHandoff, benchIntent } from './fixture.js';
 import { compare, ratio, round, type Ratio, type Stat } from './measure.js';
+import { log, positiveIntArg } from './support.js';
 
-function numberArg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = Number(process.argv[i + 1]);
-  if (!Number.isInteger(value) || value <= 0) {
-    process.stderr.write(`bench: --${name} needs a positive integer\n`);
-    process.exit(2);
-  }
-  return value;
-}
-
-const ROUNDS = numberArg('rounds', 150);
-const log = (line = ''): void => {
-  process.stdout.write(`${line}\n`);
-};
+const ROUNDS = positiveIntArg('rounds', 150);
 
 const intent = benchIntent();
 const instance: HandoffInstance = intent.asInstance('travel');
 
-async function handoff(session: EngineSession): Promise<HandoffReply> {
-  const task = session.prepare(instance, REQUEST);
-  const reply = await session.accept(task.requestId, task.submissionToken, CANDIDATE_TEXT);
-  if (reply.isError) throw new Error(`handoff failed: ${reply.text}`);
-  return reply;
-}
+const handoff = (session: EngineSession): Promise<HandoffReply> => benchHandoff(session, instance);
 
 function engineSession(): EngineSession {
   return new HandoffEngine({ maxPendingPerSession: 1_000_000 }).openSession('bench');

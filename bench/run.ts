@@ -11,7 +11,6 @@
  * `bench/measure.ts` explains: short chunks of every case interleaved round by round, so the load of a shared machine
  * weighs on both sides of a ratio alike. A ratio is the median of the per-round ratios; verdicts use it.
  */
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -28,7 +27,7 @@ import { candidateIdentity, newCredentials, tokenMatches } from '../src/engine/i
 import type { HandoffReply } from '../src/engine/replies.js';
 import { TerminalStore, recordBytes } from '../src/engine/terminalStore.js';
 import { handoffMachine, type HandoffContext } from '../machines/handoff.js';
-import { CANDIDATE_TEXT, REQUEST, benchIntent } from './fixture.js';
+import { CANDIDATE_TEXT, REQUEST, benchHandoff, benchIntent } from './fixture.js';
 import {
   compare,
   cpuMicros,
@@ -43,6 +42,7 @@ import {
   type Stat,
 } from './measure.js';
 import { profileBreakdown } from './profile.js';
+import { log, positiveIntArg, rerunWithExposeGc, table } from './support.js';
 import { afterMachine, invokeLifecycleAsync, shippedLifecycleAsync, syncLifecycle } from './variants.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -57,41 +57,19 @@ if (process.argv.includes('--limits')) {
 // ---------------------------------------------------------------------------------------------------------------------
 // --expose-gc: run again with the flag when it is missing (package.json stays as it is).
 
-if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
-  if (process.env['INTENT_MCP_BENCH_CHILD'] === '1') {
-    process.stderr.write('bench: global.gc is still missing after re-spawning with --expose-gc\n');
-    process.exit(1);
-  }
-  const child = spawnSync(
-    process.execPath,
-    ['--expose-gc', ...process.execArgv, process.argv[1]!, ...process.argv.slice(2)],
-    { stdio: 'inherit', env: { ...process.env, INTENT_MCP_BENCH_CHILD: '1' } },
-  );
-  process.exit(child.status ?? 1);
-}
+rerunWithExposeGc();
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Arguments
-
-function numberArg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = Number(process.argv[i + 1]);
-  if (!Number.isInteger(value) || value <= 0) {
-    process.stderr.write(`bench: --${name} needs a positive integer\n`);
-    process.exit(2);
-  }
-  return value;
-}
 
 /**
  * Handoffs of the steady-memory run (issue 3e). The issue asks for 1,000,000; on the 2-core machine of BENCHMARKS.md
  * that alone takes several minutes, so the default is a tenth of it (under a minute) and `--handoffs 1000000` runs
  * the full figure.
  */
-const STEADY_HANDOFFS = numberArg('handoffs', 100_000);
+const STEADY_HANDOFFS = positiveIntArg('handoffs', 100_000);
 /** Rounds of every timing comparison: one chunk of each case per round. */
-const ROUNDS = numberArg('rounds', 150);
+const ROUNDS = positiveIntArg('rounds', 150);
 const TIMING: CompareOptions = { rounds: ROUNDS, chunkMicros: 2000, warmupMicros: 100_000 };
 /** Sessions of the steady-memory run. */
 const STEADY_SESSIONS = 1000;
@@ -104,24 +82,6 @@ const BIG = 1_000_000;
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Output helpers
-
-const log = (line = ''): void => {
-  process.stdout.write(`${line}\n`);
-};
-
-function table(header: string[], rows: string[][]): void {
-  const cells = [header, ...rows];
-  const widths = header.map((_, c) => Math.max(...cells.map((r) => (r[c] ?? '').length)));
-  const line = (r: string[]): string =>
-    r
-      .map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!)))
-      .join('  ')
-      .trimEnd();
-  log(line(header));
-  log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const r of rows) log(line(r));
-  log();
-}
 
 const f2 = (n: number): string => `${round(n, 2)}`;
 const xr = (r: Ratio): string => `${round(r.median, 2)}× (ratio of means ${round(r.totals, 2)}×)`;
@@ -171,12 +131,7 @@ function validateAndNormalize(): unknown {
   return normalizeCandidate(prepared, c.candidate);
 }
 
-async function handoff(session: EngineSession): Promise<HandoffReply> {
-  const task = session.prepare(instance, REQUEST);
-  const reply = await session.accept(task.requestId, task.submissionToken, CANDIDATE_TEXT);
-  if (reply.isError) throw new Error(`handoff failed: ${reply.text}`);
-  return reply;
-}
+const handoff = (session: EngineSession): Promise<HandoffReply> => benchHandoff(session, instance);
 
 const started = wallMicros();
 const machine = {

@@ -3,33 +3,17 @@
  * (default 100,000 handoffs across 1,000 sessions; the short form in test/soak/soak.test.ts runs a fifth of it). Prints
  * progress and the report as JSON; exits 1 when a check fails. Without `--expose-gc` it runs itself again with the flag.
  */
-import { spawnSync } from 'node:child_process';
 import { runSoak } from '../test/soak/soak.js';
+import { positiveIntArg, rerunWithExposeGc } from './support.js';
 
-if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
-  const child = spawnSync(process.execPath, ['--expose-gc', process.argv[1]!, ...process.argv.slice(2)], {
-    stdio: 'inherit',
-  });
-  process.exit(child.status ?? 1);
-}
+rerunWithExposeGc('soak');
 
-function numberArg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  if (i < 0) return fallback;
-  const value = Number(process.argv[i + 1]);
-  if (!Number.isInteger(value) || value <= 0) {
-    process.stderr.write(`soak: --${name} needs a positive integer\n`);
-    process.exit(2);
-  }
-  return value;
-}
-
-const handoffs = numberArg('handoffs', 100_000);
-const sessions = numberArg('sessions', 1000);
+const handoffs = positiveIntArg('handoffs', 100_000, 'soak');
+const sessions = positiveIntArg('sessions', 1000, 'soak');
 const report = await runSoak({
   handoffs,
   sessions,
-  seed: numberArg('seed', 12),
+  seed: positiveIntArg('seed', 12, 'soak'),
   onProgress: (done) => {
     process.stdout.write(`  ${done.toLocaleString('en')} handoffs\n`);
   },

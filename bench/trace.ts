@@ -28,20 +28,16 @@ import { checkTrace } from '../src/trace/check.js';
 import { headerLine } from '../src/trace/format.js';
 import { collectReport, renderReport } from '../src/trace/report.js';
 import { TraceWriter } from '../src/trace/writer.js';
-import { CANDIDATE_TEXT, REQUEST, benchIntent } from './fixture.js';
+import { CANDIDATE_TEXT, REQUEST, benchHandoff, benchIntent } from './fixture.js';
 import { compare, cpuMicros, round, wallMicros, type CompareOptions } from './measure.js';
-
-const arg = (name: string): string | undefined => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? undefined : process.argv[i + 1];
-};
+import { argValue, log, positiveIntArg } from './support.js';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // --child check|report FILE: one measured run in a fresh process.
 
-const childMode = arg('child');
+const childMode = argValue('child');
 if (childMode !== undefined) {
-  const file = arg('file') ?? '';
+  const file = argValue('file') ?? '';
   const wall0 = wallMicros();
   const cpu0 = cpuMicros();
   let requests = 0;
@@ -71,22 +67,15 @@ if (childMode !== undefined) {
 
 const dir = join(os.tmpdir(), 'intent-mcp-bench-trace');
 mkdirSync(dir, { recursive: true });
-const log = (line = ''): void => {
-  process.stdout.write(line + '\n');
-};
 const intent = benchIntent();
 const instance = intent.asInstance('travel');
 
 // ---------------------------------------------------------------------------------------------------------------------
 // 1. Handoff cost, trace on vs off.
 
-async function handoff(session: EngineSession): Promise<void> {
-  const task = session.prepare(instance, REQUEST);
-  const reply = await session.accept(task.requestId, task.submissionToken, CANDIDATE_TEXT);
-  if (reply.isError) throw new Error(`handoff failed: ${reply.text}`);
-}
+const handoff = (session: EngineSession): Promise<unknown> => benchHandoff(session, instance);
 
-const ROUNDS = Number(arg('rounds') ?? 150);
+const ROUNDS = positiveIntArg('rounds', 150);
 const TIMING: CompareOptions = { rounds: ROUNDS, chunkMicros: 2000, warmupMicros: 100_000 };
 
 const off = new HandoffEngine();
@@ -204,7 +193,7 @@ async function generate(path: string, requests: number, script: HandoffTransitio
   await once(out, 'finish');
 }
 
-const sizes = (arg('requests') ?? '100000,1000000').split(',').map(Number);
+const sizes = (argValue('requests') ?? '100000,1000000').split(',').map(Number);
 const script = await recordScript();
 log(
   `\n2. trace check / trace report (script of ${new Set(script.map((t) => t.requestId)).size} requests, ${script.length} records, repeated)`,

@@ -148,6 +148,19 @@ const EXECUTOR_MESSAGES: Partial<Record<IntentError['code'], string>> = {
 /** Host-mode wording that must never reach an executor-mode caller. */
 const HOST_ONLY_WORDS = /intent_prepare|intent_accept|intent_cancel|submissionToken/;
 
+/** The reply of `error` said in other words: the same code, category, retryability, request id, details and cause. */
+function reworded(error: IntentError, message: string): HandoffReply {
+  return errorReply(
+    new IntentError(error.code, message, {
+      category: error.category,
+      retryable: error.retryable,
+      ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
+      ...(error.details === undefined ? {} : { details: { ...error.details } }),
+      cause: error.cause,
+    }),
+  );
+}
+
 /**
  * An executor-mode reply: an error whose message speaks of the host tools gets the executor-mode message of its code
  * (or, for a code without one, a generic "retry the call"); everything else, including the code, passes as it is.
@@ -160,15 +173,7 @@ export function inExecutorTerms(reply: HandoffReply): HandoffReply {
     (error.code === 'INTERNAL'
       ? 'Checking the candidate failed inside the server (a bug, please report it); retry the call.'
       : 'The recognition could not be completed; retry the call.');
-  return errorReply(
-    new IntentError(error.code, message, {
-      category: error.category,
-      retryable: error.retryable,
-      ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
-      ...(error.details === undefined ? {} : { details: { ...error.details } }),
-      cause: error.cause,
-    }),
-  );
+  return reworded(error, message);
 }
 
 /** The base tool names as words: not inside a longer name (a prefixed one, say), whose characters are [A-Za-z0-9_.-]. */
@@ -189,13 +194,5 @@ export function replyWithToolPrefix(reply: HandoffReply, prefix: string): Handof
   const { error } = reply;
   const message = withToolPrefix(error.message, prefix);
   if (message === error.message) return reply;
-  return errorReply(
-    new IntentError(error.code, message, {
-      category: error.category,
-      retryable: error.retryable,
-      ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
-      ...(error.details === undefined ? {} : { details: { ...error.details } }),
-      cause: error.cause,
-    }),
-  );
+  return reworded(error, message);
 }

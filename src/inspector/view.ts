@@ -37,6 +37,15 @@ export interface InspectorQuery {
   page: number;
 }
 
+/** Whether a request of `sessionId` and `instance`, now in `state`, passes the query's filters (live and recent alike). */
+function passesFilters(query: InspectorQuery, sessionId: string, instance: string, state: HandoffState): boolean {
+  return (
+    (query.session === undefined || sessionId === query.session) &&
+    (query.instance === undefined || instance === query.instance) &&
+    (query.state === undefined || state === query.state)
+  );
+}
+
 /** A malformed query: the inspector answers 400 with this (a short prefix of the value at most). */
 export function queryInvalid(message: string): IntentError {
   return new IntentError('INPUT_INVALID', message);
@@ -169,9 +178,7 @@ export function buildView(model: InspectorModel, query: InspectorQuery, now: num
     for (const live of session.live) {
       total += 1;
       instances.add(live.instance);
-      if (query.session !== undefined && session.id !== query.session) continue;
-      if (query.instance !== undefined && live.instance !== query.instance) continue;
-      if (query.state !== undefined && live.state !== query.state) continue;
+      if (!passesFilters(query, session.id, live.instance, live.state)) continue;
       const row: LiveRow = {
         requestId: live.requestId,
         sessionId: session.id,
@@ -199,9 +206,7 @@ export function buildView(model: InspectorModel, query: InspectorQuery, now: num
   for (const r of model.recent()) {
     if (recent.length >= RECENT_SHOWN) break;
     if (r.ended === undefined) continue;
-    if (query.session !== undefined && r.sessionId !== query.session) continue;
-    if (query.instance !== undefined && r.instance !== query.instance) continue;
-    if (query.state !== undefined && r.state !== query.state) continue;
+    if (!passesFilters(query, r.sessionId, r.instance, r.state)) continue;
     const row: RecentRow = {
       requestId: r.requestId,
       sessionId: r.sessionId,

@@ -8,58 +8,27 @@
  * Without Chromium the file skips with a one-line notice; under `.ci/run` (`INTENT_MCP_REQUIRE_SYSTEM_PACKAGES=1`,
  * which installs it) a missing Chromium fails it instead.
  */
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { START_EDGE, edgeOf } from '../../machines/diagram.js';
+import { launchChromium, skipWithoutChromium } from '../support/browser.js';
 import { connectClient, pollUntil } from '../support/httpHelpers.js';
 import { startBuiltServer, type ChildServer } from '../support/httpChild.js';
 import { INVALID_CANDIDATE, SEED_ARGS, SEED_CANDIDATE, textOf } from '../support/mcpFixtures.js';
-import { SYSTEM_PACKAGES_REQUIRED } from '../support/nginxProxy.js';
 import { REPO_ROOT, connectCli, ensureBuilt } from '../support/serverProcess.js';
 
-const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/lib/chromium/chromium'];
-/** The flags of stack-facts.md ("Browser tests"); playwright adds its own headless switches. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 export const SCREENSHOT = join(REPO_ROOT, 'artifacts', 'inspector.png');
 
-function findChromium(): string | undefined {
-  for (const path of CHROMIUM_CANDIDATES) {
-    try {
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // keep looking
-    }
-  }
-  return undefined;
-}
-
-const executablePath = findChromium();
-const skipped = executablePath === undefined && !SYSTEM_PACKAGES_REQUIRED;
-if (skipped)
-  process.stderr.write(
-    'skipped: the inspector browser test needs Chromium (apt-get install chromium; .ci/run installs it)\n',
-  );
+const TEST = 'the inspector browser test';
+const skipped = skipWithoutChromium(TEST);
 
 let browser: Browser | undefined;
 beforeAll(async () => {
   if (skipped) return;
-  if (executablePath === undefined)
-    throw new Error(
-      'Chromium is not installed, so the inspector browser test cannot run; install it (Debian: apt-get install chromium, as .ci/run does) and run the tests again.',
-    );
   await ensureBuilt();
-  browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+  browser = await launchChromium(TEST);
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

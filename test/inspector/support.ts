@@ -60,41 +60,8 @@ export async function correctedHandoff(session: IntentMcpSession): Promise<Task>
   return task;
 }
 
-export interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  text: string;
-}
-
-/** One request with exact headers (`Host` as given, or the target's). */
-export function get(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | undefined } = {},
-): Promise<Reply> {
-  const target = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname + target.search,
-        method: options.method ?? 'GET',
-        headers: options.headers ?? {},
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(options.body);
-  });
-}
+/** One request with exact headers (`Host` as given, or the target's), the whole body read. */
+export { rawRequest as get } from '../support/httpHelpers.js';
 
 export interface SseEvent {
   event: string;

@@ -8,9 +8,7 @@
  * process with the session id (its own: 200; the other's: 404). Without nginx the file skips with a one-line notice;
  * under `.ci/run` (`INTENT_MCP_REQUIRE_SYSTEM_PACKAGES=1`) a missing nginx fails it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect as netConnect } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,7 +25,13 @@ import {
   seedHandoff,
   type HttpClient,
 } from '../support/httpHelpers.js';
-import { SYSTEM_PACKAGES_REQUIRED, requireNginx } from '../support/nginxProxy.js';
+import {
+  SYSTEM_PACKAGES_REQUIRED,
+  nginxConfigIn,
+  requireNginx,
+  runNginx,
+  type RunningNginx,
+} from '../support/nginxProxy.js';
 
 const SESSIONS = 50;
 
@@ -42,42 +46,16 @@ if (skipped)
   process.stderr.write('skipped: the scale-out test needs nginx (apt-get install nginx-light; .ci/run installs it)\n');
 
 let dir = '';
-let nginx: ChildProcess | undefined;
+let nginx: RunningNginx | undefined;
 let nginxPort = 0;
 const servers: ChildServer[] = [];
 const upstreams: string[] = [];
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = netConnect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => {
-      resolve(false);
-    });
-  });
-}
-
 /** The nginx.conf of the README's recipe, in a temporary prefix (foreground, logs inside it). */
 function nginxConf(): string {
-  const asRoot = process.getuid?.() === 0;
-  return `daemon off;
-master_process on;
-worker_processes 1;
-${asRoot ? 'user root;\n' : ''}pid ${join(dir, 'nginx.pid')};
-error_log ${join(dir, 'error.log')} info;
-events { worker_connections 256; }
-http {
-  access_log ${join(dir, 'access.log')};
-  client_body_temp_path ${join(dir, 'client_body')};
-  proxy_temp_path ${join(dir, 'proxy')};
-  fastcgi_temp_path ${join(dir, 'fastcgi')};
-  uwsgi_temp_path ${join(dir, 'uwsgi')};
-  scgi_temp_path ${join(dir, 'scgi')};
-
-  upstream intent_mcp {
+  return nginxConfigIn(
+    dir,
+    `  upstream intent_mcp {
     hash $http_mcp_session_id consistent;
 ${upstreams.map((u) => `    server ${u};`).join('\n')}
     keepalive 32;
@@ -94,35 +72,15 @@ ${upstreams.map((u) => `    server ${u};`).join('\n')}
       client_max_body_size 5m;
       proxy_next_upstream error timeout;
     }
-  }
-}
-`;
-}
-
-async function startNginx(): Promise<void> {
-  const bin = requireNginx();
-  const conf = join(dir, 'nginx.conf');
-  writeFileSync(conf, nginxConf());
-  const child = spawn(bin, ['-p', dir, '-c', conf, '-e', join(dir, 'error.log')], {
-    cwd: dir,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  nginx = child;
-  const deadline = Date.now() + 10_000;
-  while (!(await canConnect(nginxPort))) {
-    if (child.exitCode !== null || Date.now() > deadline)
-      throw new Error(`nginx did not start: ${stderr} ${readFileSync(join(dir, 'error.log'), 'utf8')}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  }`,
+  );
 }
 
 const proxyUrl = (): string => `http://127.0.0.1:${nginxPort}/mcp`;
 
-/** A `ping` in session `id` sent straight to one process, bypassing nginx: 200 when it holds the session, else 404. */
-async function directStatus(server: ChildServer, id: string): Promise<number> {
-  const res = await rawRequest(server.url, {
+/** POSTs the JSON-RPC request `message` in session `id` (revision 2025-11-25) to `url`; returns the HTTP status. */
+async function postStatus(url: string, id: string, message: Record<string, unknown>): Promise<number> {
+  const res = await rawRequest(url, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -130,31 +88,22 @@ async function directStatus(server: ChildServer, id: string): Promise<number> {
       'mcp-session-id': id,
       'mcp-protocol-version': '2025-11-25',
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    body: JSON.stringify({ jsonrpc: '2.0', ...message }),
   });
   return res.status;
 }
 
-/** A `tools/call` of `intent_prepare` in session `id` through nginx; returns the HTTP status. */
-async function proxiedPrepareStatus(id: string): Promise<number> {
-  const res = await rawRequest(proxyUrl(), {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: MCP_ACCEPT,
-      'mcp-session-id': id,
-      'mcp-protocol-version': '2025-11-25',
-      host: `127.0.0.1:${nginxPort}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 7,
-      method: 'tools/call',
-      params: { name: 'intent_prepare', arguments: { input: 'hello' } },
-    }),
+/** A `ping` in session `id` sent straight to one process, bypassing nginx: 200 when it holds the session, else 404. */
+const directStatus = (server: ChildServer, id: string): Promise<number> =>
+  postStatus(server.url, id, { id: 1, method: 'ping' });
+
+/** A `tools/call` of `intent_prepare` in session `id` through nginx (Host: nginx's address); returns the HTTP status. */
+const proxiedPrepareStatus = (id: string): Promise<number> =>
+  postStatus(proxyUrl(), id, {
+    id: 7,
+    method: 'tools/call',
+    params: { name: 'intent_prepare', arguments: { input: 'hello' } },
   });
-  return res.status;
-}
 
 beforeAll(async () => {
   if (skipped) return;
@@ -176,15 +125,11 @@ beforeAll(async () => {
         `127.0.0.1:${port}`,
       ]),
     );
-  await startNginx();
+  nginx = await runNginx({ dir, listenPort: nginxPort, config: nginxConf() });
 }, 120_000);
 
 afterAll(async () => {
-  if (nginx !== undefined && nginx.exitCode === null) {
-    const exited = new Promise((r) => nginx!.once('exit', r));
-    nginx.kill('SIGTERM');
-    await exited;
-  }
+  await nginx?.stop();
   for (const server of servers) await server.stop();
   if (dir !== '') rmSync(dir, { recursive: true, force: true });
 });

@@ -80,7 +80,7 @@ export interface RawRequestOptions {
   method?: string;
   /** Sent exactly as given. A `host` entry replaces the automatic one. */
   headers?: Record<string, string>;
-  body?: string | Buffer;
+  body?: string | Buffer | undefined;
   /** false: send no Host header at all (unless `headers.host` is given). */
   setHost?: boolean;
   /** Aborting destroys the connection (the promise then rejects). */

@@ -6,24 +6,18 @@
  * Chromium comes from Debian (`/usr/bin/chromium`), driven by `playwright-core` (which never downloads a browser). Without
  * it the browser test skips with a one-line notice; under `.ci/run` (`INTENT_MCP_REQUIRE_SYSTEM_PACKAGES=1`) it fails.
  */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collectReport, renderReport } from '../../src/trace/report.js';
-import { SYSTEM_PACKAGES_REQUIRED } from '../support/nginxProxy.js';
+import { launchChromium, skipWithoutChromium } from '../support/browser.js';
 import { ensureBuilt, runCli } from '../support/serverProcess.js';
 import { CANDIDATE_MARKER, SEED_MARKER, scriptedSession, tempDir, tracedSession, type ScriptedRun } from './support.js';
 import { createLogger } from '../../src/server/logger.js';
 import { TraceWriter } from '../../src/trace/writer.js';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-const skipBrowser = CHROMIUM === undefined && !SYSTEM_PACKAGES_REQUIRED;
-if (skipBrowser)
-  process.stderr.write(
-    'skipped: the trace report browser test needs chromium (apt-get install chromium; .ci/run installs it)\n',
-  );
+const skipBrowser = skipWithoutChromium('the trace report browser test');
 
 let dir = '';
 let tracePath = '';
@@ -60,18 +54,7 @@ describe('trace report', () => {
   it.skipIf(skipBrowser)(
     '[I11-TRACE-REPORT] opens in headless Chromium, shows every request with its end, and loads nothing from outside the file',
     async () => {
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM ?? '/usr/bin/chromium',
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          '--no-first-run',
-        ],
-      });
+      const browser = await launchChromium('the trace report browser test');
       try {
         const page = await browser.newPage();
         const url = pathToFileURL(reportPath).href;
