@@ -7,6 +7,7 @@
  */
 import {
   closeSync,
+  constants as fsConstants,
   fstatSync,
   openSync,
   write as fsWrite,
@@ -29,6 +30,11 @@ const FLUSH_BYTES = 64 * 1024;
 const FLUSH_INTERVAL_MS = 100;
 /** Buffered bytes beyond which new records are dropped while the disk lags (bounded memory, never a stall). */
 const MAX_PENDING_BYTES = 8 * 1024 * 1024;
+/**
+ * How the trace file is opened: append, create, and non-blocking so that a FIFO without a reader fails at once (ENXIO)
+ * instead of blocking the process forever in `open`; for a regular file O_NONBLOCK changes nothing.
+ */
+const OPEN_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NONBLOCK;
 
 export interface TraceWriterOptions {
   /** Rotate when the file would exceed this many bytes. Default {@link TRACE_MAX_BYTES_DEFAULT}. */
@@ -47,6 +53,11 @@ export interface TraceWriterStats {
 
 /** The command's refusals about tracing (`CONFIG_INVALID`: one stderr line, exit 2). */
 export const traceErrors = {
+  notRegular: (path: string) =>
+    new IntentError(
+      'CONFIG_INVALID',
+      `The trace file ${quoteCaller(path)} is not a regular file (a device, FIFO or socket would be renamed by rotation); choose a file path for --trace.`,
+    ),
   unwritable: (path: string, reason: string) =>
     new IntentError(
       'CONFIG_INVALID',
@@ -96,16 +107,24 @@ export class TraceWriter {
     this.#warn = rateLimitedLog(options.logger, 1);
     try {
       // Opening at start (synchronously, once) is the check: an unwritable path refuses before anything is served.
-      this.#fd = openSync(path, 'a');
+      this.#fd = openSync(path, OPEN_FLAGS, 0o666);
     } catch (error) {
       throw traceRefused(path, (error as NodeJS.ErrnoException).code ?? 'cannot open');
     }
+    let regular: boolean;
     try {
       const stat = fstatSync(this.#fd);
-      this.#size = stat.isFile() ? stat.size : 0;
+      regular = stat.isFile();
+      this.#size = stat.size;
     } catch (error) {
       closeSync(this.#fd);
       throw traceRefused(path, (error as NodeJS.ErrnoException).code ?? 'cannot stat');
+    }
+    // Rotation renames FILE: run as root with --trace /dev/null it would move the device away and leave a regular
+    // file in its place. Only a regular file is a trace file.
+    if (!regular) {
+      closeSync(this.#fd);
+      throw traceErrors.notRegular(path);
     }
     this.#enqueue(headerLine());
     // A process that ends because its event loop ran dry (stdin closed) still gets its last records written.
@@ -248,7 +267,8 @@ export class TraceWriter {
         });
       });
       const fd = await new Promise<number>((resolve, reject) => {
-        fsOpen(this.path, 'a', (error, opened) => {
+        // Non-blocking: whatever now sits at the path (a FIFO put there meanwhile) never holds a thread in open.
+        fsOpen(this.path, OPEN_FLAGS, 0o666, (error, opened) => {
           if (error === null) resolve(opened);
           else reject(error);
         });

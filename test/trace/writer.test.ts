@@ -2,6 +2,7 @@
  * The trace writer (issue 11): a header line first, records buffered (never a synchronous write per record), options
  * checked at construction.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -57,5 +58,18 @@ describe('trace writer', () => {
         thrownBy(() => new TraceWriter(join(dir, 'x.jsonl'), { logger: createLogger('silent'), maxBytes })).code,
       ).toBe('CONFIG_INVALID');
     expect(thrownBy(() => new TraceWriter('', { logger: createLogger('silent') })).message).toMatch(/--trace/);
+  });
+
+  it('refuses a path that is not a regular file: a FIFO without a reader at once (never blocks in open), a device', () => {
+    const fifo = join(dir, 'trace.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const refused = thrownBy(() => new TraceWriter(fifo, { logger: createLogger('silent') }));
+    expect(refused.code).toBe('CONFIG_INVALID');
+    expect(refused.message).toMatch(/ENXIO/);
+    // Rotation renames FILE: a device (run as root, /dev/null) must never be taken for a trace file.
+    const device = thrownBy(() => new TraceWriter('/dev/null', { logger: createLogger('silent') }));
+    expect(device.code).toBe('CONFIG_INVALID');
+    expect(device.message).toMatch(/not a regular file/);
+    expect(statSync('/dev/null').isCharacterDevice()).toBe(true);
   });
 });
