@@ -56,7 +56,7 @@ export const traceErrors = {
   notRegular: (path: string) =>
     new IntentError(
       'CONFIG_INVALID',
-      `The trace file ${quoteCaller(path)} is not a regular file (a device, FIFO or socket would be renamed by rotation); choose a file path for --trace.`,
+      `The trace file ${quoteCaller(path)} is neither a regular file nor a character device (a FIFO, socket or block device); choose a file path for --trace.`,
     ),
   unwritable: (path: string, reason: string) =>
     new IntentError(
@@ -85,6 +85,8 @@ export class TraceWriter {
   #fd: number;
   /** Bytes in the current file (what it held when opened plus what was written since). */
   #size: number;
+  /** Only a regular file is rotated: a character device (`/dev/null`, `/dev/full`) is written to, never renamed. */
+  readonly #rotates: boolean;
   #pending: string[] = [];
   #pendingBytes = 0;
   #writing: Promise<void> | undefined;
@@ -111,21 +113,23 @@ export class TraceWriter {
     } catch (error) {
       throw traceRefused(path, (error as NodeJS.ErrnoException).code ?? 'cannot open');
     }
-    let regular: boolean;
+    let kind: 'file' | 'device' | 'other';
     try {
       const stat = fstatSync(this.#fd);
-      regular = stat.isFile();
-      this.#size = stat.size;
+      kind = stat.isFile() ? 'file' : stat.isCharacterDevice() ? 'device' : 'other';
+      this.#size = kind === 'file' ? stat.size : 0;
     } catch (error) {
       closeSync(this.#fd);
       throw traceRefused(path, (error as NodeJS.ErrnoException).code ?? 'cannot stat');
     }
-    // Rotation renames FILE: run as root with --trace /dev/null it would move the device away and leave a regular
-    // file in its place. Only a regular file is a trace file.
-    if (!regular) {
+    // A FIFO (non-blocking, it would drop partial lines), a socket or a block device is no trace file.
+    if (kind === 'other') {
       closeSync(this.#fd);
       throw traceErrors.notRegular(path);
     }
+    // Rotation renames FILE: run as root with --trace /dev/null it would move the device away and leave a regular
+    // file in its place. A device is never rotated.
+    this.#rotates = kind === 'file';
     this.#enqueue(headerLine());
     // A process that ends because its event loop ran dry (stdin closed) still gets its last records written.
     process.on('beforeExit', this.#onBeforeExit);
@@ -213,7 +217,7 @@ export class TraceWriter {
     let chunkBytes = 0;
     for (const line of lines) {
       const bytes = Buffer.byteLength(line, 'utf8');
-      if (this.#size + chunkBytes + bytes > this.maxBytes && this.#size + chunkBytes > 0) {
+      if (this.#rotates && this.#size + chunkBytes + bytes > this.maxBytes && this.#size + chunkBytes > 0) {
         await this.#writeChunk(chunk);
         chunk = [];
         chunkBytes = 0;
