@@ -3,7 +3,7 @@
  * public-origin rules. Everything invalid is an `IntentError` `CONFIG_INVALID` whose message names the problem.
  */
 import { constants } from 'node:buffer';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 import { IntentError, quoteCaller } from '../core/errors.js';
@@ -164,7 +164,9 @@ export function loadConfigFile(path: string): ServerConfig {
 function readConfigText(path: string): string {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    // Non-blocking: a FIFO (a wrong path, or `--config <(...)` with no writer yet) would block open forever; opened
+    // at once, it is refused below as not a regular file. For a regular file O_NONBLOCK changes nothing.
+    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch {
     throw serverErrors.configUnreadable(path);
   }

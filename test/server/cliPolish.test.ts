@@ -2,6 +2,7 @@
  * The command as a new user meets it (issue 13, item 6): startup errors in one line, the serve flags in the top-level
  * help, a suggestion for a mistyped command, JSON syntax errors with their position, and check-config without secrets.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -87,11 +88,16 @@ describe('config files', () => {
     writeFileSync(big, '');
     truncateSync(big, 16 * 1024 * 1024 + 1);
     mkdirSync(join(dir, 'folder.json'));
-    const [tooBig, folder, device] = await Promise.all([
+    // A FIFO with no writer: a blocking open would wait forever (runCli kills it; timedOut fails the test).
+    execFileSync('mkfifo', [join(dir, 'fifo.json')]);
+    const [tooBig, folder, device, fifo] = await Promise.all([
       runCli(['check-config', big]),
       runCli(['check-config', join(dir, 'folder.json')]),
       runCli(['check-config', '/dev/zero']),
+      runCli(['check-config', join(dir, 'fifo.json')]),
     ]);
+    expect(fifo).toMatchObject({ code: 2, timedOut: false });
+    expect(oneLine(fifo.stderr)).toMatch(/not a regular file/);
     expect(tooBig.code).toBe(2);
     expect(oneLine(tooBig.stderr)).toMatch(/larger than 16777216 bytes/);
     expect(oneLine(folder.stderr)).toMatch(/not a regular file/);
