@@ -70,7 +70,7 @@ export const serverErrors = {
     configInvalid(`${source}: invalid configuration at ${where}: ${message.replace(/\.$/, '')}.`),
   instanceNameInvalid: (source: string, name: string) =>
     configInvalid(
-      `${source}: the instance name "${name}" is invalid; use 1–64 characters from A–Z, a–z, 0–9, "_", "." and "-", not __proto__, prototype or constructor.`,
+      `${source}: the instance name ${quoteCaller(name)} is invalid; use 1–64 characters from A–Z, a–z, 0–9, "_", "." and "-", not __proto__, prototype or constructor.`,
     ),
   literalApiKey: (source: string, name: string) =>
     configInvalid(

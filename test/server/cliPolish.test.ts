@@ -69,6 +69,14 @@ describe('config files', () => {
     expect(oneLine(run.stderr)).toContain('is not valid JSON at line 3, column 31');
     const cut = await runCli(['check-config', writeConfig(dir, 'cut.json', '{\n  "mode": "host"')]);
     expect(oneLine(cut.stderr)).toContain('is not valid JSON at line 2, column 17');
+    // A hostile instance name is quoted by a short prefix, not echoed whole (it was: 64 KiB on one line).
+    const long = await runCli([
+      'check-config',
+      writeConfig(dir, 'long.json', { instances: { ['n'.repeat(100_000)]: {} } }),
+    ]);
+    expect(long.code).toBe(2);
+    expect(oneLine(long.stderr)).toMatch(/the instance name "n{1,64}…" is invalid/);
+    expect(long.stderr.length).toBeLessThan(400);
     // A byte order mark, as some editors write, is not an error.
     const bom = await runCli(['check-config', writeConfig(dir, 'bom.json', '\uFEFF{"mode":"host"}')]);
     expect(bom.code).toBe(0);
