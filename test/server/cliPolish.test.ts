@@ -58,6 +58,16 @@ describe('help and command names', () => {
     expect(other.stderr).toContain('unknown command');
     expect(other.stderr).toContain('check-config');
   });
+
+  it('[I13-COMMAND-SUGGESTION] a long unknown command, option or flag value is quoted by a short prefix in its one line', async () => {
+    const long = 'z'.repeat(100_000);
+    for (const args of [[long], [`--${long}`], ['--port', `9${long}`]]) {
+      const run = await runCli(args);
+      expect(run.code).toBe(2);
+      expect(oneLine(run.stderr)).toMatch(/'[^']{64}…'/);
+      expect(run.stderr.length).toBeLessThan(300);
+    }
+  });
 });
 
 describe('config files', () => {
