@@ -50,7 +50,9 @@ export const serverErrors = {
   routeIncomplete: () =>
     configInvalid('--route-upstreams and --route-self go together (or http.route in the config); give both.'),
   routeUpstreamRepeated: () =>
-    configInvalid('--route-upstreams names a server twice; list each nginx upstream server once.'),
+    configInvalid(
+      '--route-upstreams names a server twice (nginx hashes host and port: "x" and "x:" are the same server); list each nginx upstream server once.',
+    ),
   pathInvalid: (path: string, reserved: string) =>
     configInvalid(`--path ${JSON.stringify(path)} is invalid; use an absolute path such as /mcp (not ${reserved}).`),
   publicOriginRefused: (value: string, rule: string) =>
