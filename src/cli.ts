@@ -35,6 +35,14 @@ const MAX_PRINTED_PROBLEMS = 1000;
 const STDIO_TTY_HINT =
   'intent-mcp: serving MCP over stdio, waiting for an MCP client on stdin; configure your client to run this command (README "Connect a client"), use --transport http, or press Ctrl+C to stop.';
 
+/**
+ * Commander quotes what was typed (`unknown option '--x'`, `argument 'v' is invalid`): a long one is cut to a
+ * 64-character prefix, like every caller text in an error, so a hostile argument cannot fill the terminal or a log.
+ */
+function shortenQuoted(text: string): string {
+  return text.replace(/'([^'\n]{64})[^'\n]*'/g, "'$1…'");
+}
+
 function fail(message: string): never {
   process.stderr.write(`intent-mcp: ${message}\n`);
   process.exit(2);
@@ -75,11 +83,13 @@ const program = new Command('intent-mcp')
     outputError: (text, write) => {
       // One line: commander puts its suggestion ("(Did you mean serve?)") on a line of its own.
       write(
-        `intent-mcp: ${text
-          .trim()
-          .split('\n')
-          .join(' ')
-          .replace(/^error: /, '')}\n`,
+        `intent-mcp: ${shortenQuoted(
+          text
+            .trim()
+            .split('\n')
+            .join(' ')
+            .replace(/^error: /, ''),
+        )}\n`,
       );
     },
   })
@@ -204,7 +214,7 @@ function unknownCommand(args: readonly string[]): never {
   program.args = [...args];
   // `unknownCommand` is commander's own (used when a program has no default command); it reports and exits.
   (program as unknown as { unknownCommand(): void }).unknownCommand();
-  return fail(`unknown command ${JSON.stringify(args[0])}`);
+  return fail(`unknown command ${quoteCaller(args[0] ?? '')}`);
 }
 
 program

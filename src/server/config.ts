@@ -3,7 +3,7 @@
  * public-origin rules. Everything invalid is an `IntentError` `CONFIG_INVALID` whose message names the problem.
  */
 import { constants } from 'node:buffer';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, readSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 import { IntentError, quoteCaller } from '../core/errors.js';
@@ -164,7 +164,9 @@ export function loadConfigFile(path: string): ServerConfig {
 function readConfigText(path: string): string {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    // Non-blocking: a FIFO (a wrong path, or `--config <(...)` with no writer yet) would block open forever; opened
+    // at once, it is refused below as not a regular file. For a regular file O_NONBLOCK changes nothing.
+    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
   } catch {
     throw serverErrors.configUnreadable(path);
   }
@@ -365,13 +367,18 @@ export function stdioMessageLimit(config: ServerConfig): number {
   const limit = (instance: { limits: LimitsOverride }, key: CountKey): number =>
     instance.limits[key] ?? topLimits[key] ?? LIMIT_DEFAULTS[key];
   const gate = topLimits.maxCandidateBytes ?? LIMIT_DEFAULTS.maxCandidateBytes;
-  const candidate = Math.min(gate, Math.max(...instances.map((instance) => limit(instance, 'maxCandidateBytes'))));
-  const requestText = Math.max(
-    ...instances.map(
-      (instance) =>
-        limit(instance, 'maxInputChars') + limit(instance, 'maxContextItems') * limit(instance, 'maxContextItemChars'),
-    ),
-  );
+  // A loop, not Math.max(...list): spreading one argument per instance overflows the stack for a config of
+  // ~100,000 instances (a 16 MiB file holds more), which crashed the command instead of serving or refusing it.
+  let largestCandidate = 0;
+  let requestText = 0;
+  for (const instance of instances) {
+    largestCandidate = Math.max(largestCandidate, limit(instance, 'maxCandidateBytes'));
+    requestText = Math.max(
+      requestText,
+      limit(instance, 'maxInputChars') + limit(instance, 'maxContextItems') * limit(instance, 'maxContextItemChars'),
+    );
+  }
+  const candidate = Math.min(gate, largestCandidate);
   const derived = Math.min(
     STDIO_MAX_MESSAGE_BYTES,
     JSON_ESCAPE_FACTOR * Math.max(candidate, requestText) + STDIO_ENVELOPE_BYTES,

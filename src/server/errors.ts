@@ -50,7 +50,9 @@ export const serverErrors = {
   routeIncomplete: () =>
     configInvalid('--route-upstreams and --route-self go together (or http.route in the config); give both.'),
   routeUpstreamRepeated: () =>
-    configInvalid('--route-upstreams names a server twice; list each nginx upstream server once.'),
+    configInvalid(
+      '--route-upstreams names a server twice (nginx hashes host and port: "x" and "x:" are the same server); list each nginx upstream server once.',
+    ),
   pathInvalid: (path: string, reserved: string) =>
     configInvalid(`--path ${JSON.stringify(path)} is invalid; use an absolute path such as /mcp (not ${reserved}).`),
   publicOriginRefused: (value: string, rule: string) =>
@@ -70,7 +72,7 @@ export const serverErrors = {
     configInvalid(`${source}: invalid configuration at ${where}: ${message.replace(/\.$/, '')}.`),
   instanceNameInvalid: (source: string, name: string) =>
     configInvalid(
-      `${source}: the instance name "${name}" is invalid; use 1–64 characters from A–Z, a–z, 0–9, "_", "." and "-", not __proto__, prototype or constructor.`,
+      `${source}: the instance name ${quoteCaller(name)} is invalid; use 1–64 characters from A–Z, a–z, 0–9, "_", "." and "-", not __proto__, prototype or constructor.`,
     ),
   literalApiKey: (source: string, name: string) =>
     configInvalid(

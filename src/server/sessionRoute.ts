@@ -37,8 +37,7 @@ export class NginxHashRing {
   constructor(upstreams: readonly string[]) {
     const points: { hash: number; server: string }[] = [];
     for (const server of upstreams) {
-      const { host, port } = splitServer(server);
-      const base = Buffer.from(`${host}\0${port}`, 'latin1');
+      const base = Buffer.from(ringKey(server), 'latin1');
       const prev = Buffer.alloc(4);
       for (let j = 0; j < POINTS_PER_SERVER; j++) {
         const hash = crc32(prev, crc32(base));
@@ -74,6 +73,12 @@ function splitServer(server: string): { host: string; port: string } {
   return match === null ? { host: server, port: '' } : { host: match[1] ?? '', port: match[2] ?? '' };
 }
 
+/** The bytes nginx hashes for a server name: two names with the same key share their ring points. */
+function ringKey(server: string): string {
+  const { host, port } = splitServer(server);
+  return `${host}\0${port}`;
+}
+
 /**
  * A session id generator whose ids nginx routes to `self`. Throws `CONFIG_INVALID` at construction when `self` is not
  * one of `upstreams` or a name repeats.
@@ -81,6 +86,11 @@ function splitServer(server: string): { host: string; port: string } {
 export function routedSessionIds(options: SessionRouteOptions): () => string {
   const { upstreams, self } = options;
   if (new Set(upstreams).size !== upstreams.length) throw serverErrors.routeUpstreamRepeated();
+  // nginx hashes host and port, not the spelling: `x` and `x:` (or `unix:a` and `a`) are one point set, whose points
+  // the first keeps. A self shadowed that way is never picked: every initialize would spend all its draws (800 ms at
+  // 1,024 upstreams) and still hand out an id nginx routes elsewhere.
+  const keys = new Set(upstreams.map((server) => ringKey(server)));
+  if (keys.size !== upstreams.length) throw serverErrors.routeUpstreamRepeated();
   if (!upstreams.includes(self)) throw serverErrors.routeSelfMissing(self);
   if (upstreams.length === 1) return randomUUID;
   const ring = new NginxHashRing(upstreams);

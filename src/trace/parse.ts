@@ -19,24 +19,30 @@ const EVENTS: ReadonlySet<string> = new Set<TransitionEvent>([
   'replay',
   'evict',
 ]);
-const ANSWERS: ReadonlySet<string> = new Set<HandoffAnswer>([
-  'none',
-  'validate',
-  'join',
-  'conflict',
-  'feedback',
-  'replay',
-  'withdrawn_earlier',
-  'withdrawn',
-  'already_cancelled',
-  'already_completed',
-  'result',
-  'invalid',
-  'rejected',
-  'failed',
-  'too_late',
-  'closed',
-]);
+/**
+ * Every answer the machine gives, as a record keyed by the `HandoffAnswer` type: an answer added to the machine that is
+ * missing here fails to compile (a hand-kept list lacked `already_expired`, so a real late cancel was "malformed").
+ */
+const ANSWER_KEYS: Record<HandoffAnswer, true> = {
+  none: true,
+  validate: true,
+  join: true,
+  conflict: true,
+  feedback: true,
+  replay: true,
+  withdrawn_earlier: true,
+  withdrawn: true,
+  already_cancelled: true,
+  already_completed: true,
+  already_expired: true,
+  result: true,
+  invalid: true,
+  rejected: true,
+  failed: true,
+  too_late: true,
+  closed: true,
+};
+const ANSWERS: ReadonlySet<string> = new Set(Object.keys(ANSWER_KEYS));
 const REASONS: ReadonlySet<string> = new Set<CancelReason>([
   ...HostCancelReasonSchema.options,
   'aborted',

@@ -7,6 +7,7 @@
  */
 import {
   closeSync,
+  constants as fsConstants,
   fstatSync,
   openSync,
   write as fsWrite,
@@ -29,6 +30,11 @@ const FLUSH_BYTES = 64 * 1024;
 const FLUSH_INTERVAL_MS = 100;
 /** Buffered bytes beyond which new records are dropped while the disk lags (bounded memory, never a stall). */
 const MAX_PENDING_BYTES = 8 * 1024 * 1024;
+/**
+ * How the trace file is opened: append, create, and non-blocking so that a FIFO without a reader fails at once (ENXIO)
+ * instead of blocking the process forever in `open`; for a regular file O_NONBLOCK changes nothing.
+ */
+const OPEN_FLAGS = fsConstants.O_WRONLY | fsConstants.O_APPEND | fsConstants.O_CREAT | fsConstants.O_NONBLOCK;
 
 export interface TraceWriterOptions {
   /** Rotate when the file would exceed this many bytes. Default {@link TRACE_MAX_BYTES_DEFAULT}. */
@@ -47,6 +53,11 @@ export interface TraceWriterStats {
 
 /** The command's refusals about tracing (`CONFIG_INVALID`: one stderr line, exit 2). */
 export const traceErrors = {
+  notRegular: (path: string) =>
+    new IntentError(
+      'CONFIG_INVALID',
+      `The trace file ${quoteCaller(path)} is neither a regular file nor a character device (a FIFO, socket or block device); choose a file path for --trace.`,
+    ),
   unwritable: (path: string, reason: string) =>
     new IntentError(
       'CONFIG_INVALID',
@@ -74,6 +85,8 @@ export class TraceWriter {
   #fd: number;
   /** Bytes in the current file (what it held when opened plus what was written since). */
   #size: number;
+  /** Only a regular file is rotated: a character device (`/dev/null`, `/dev/full`) is written to, never renamed. */
+  readonly #rotates: boolean;
   #pending: string[] = [];
   #pendingBytes = 0;
   #writing: Promise<void> | undefined;
@@ -96,17 +109,27 @@ export class TraceWriter {
     this.#warn = rateLimitedLog(options.logger, 1);
     try {
       // Opening at start (synchronously, once) is the check: an unwritable path refuses before anything is served.
-      this.#fd = openSync(path, 'a');
+      this.#fd = openSync(path, OPEN_FLAGS, 0o666);
     } catch (error) {
       throw traceRefused(path, (error as NodeJS.ErrnoException).code ?? 'cannot open');
     }
+    let kind: 'file' | 'device' | 'other';
     try {
       const stat = fstatSync(this.#fd);
-      this.#size = stat.isFile() ? stat.size : 0;
+      kind = stat.isFile() ? 'file' : stat.isCharacterDevice() ? 'device' : 'other';
+      this.#size = kind === 'file' ? stat.size : 0;
     } catch (error) {
       closeSync(this.#fd);
       throw traceRefused(path, (error as NodeJS.ErrnoException).code ?? 'cannot stat');
     }
+    // A FIFO (non-blocking, it would drop partial lines), a socket or a block device is no trace file.
+    if (kind === 'other') {
+      closeSync(this.#fd);
+      throw traceErrors.notRegular(path);
+    }
+    // Rotation renames FILE: run as root with --trace /dev/null it would move the device away and leave a regular
+    // file in its place. A device is never rotated.
+    this.#rotates = kind === 'file';
     this.#enqueue(headerLine());
     // A process that ends because its event loop ran dry (stdin closed) still gets its last records written.
     process.on('beforeExit', this.#onBeforeExit);
@@ -194,7 +217,7 @@ export class TraceWriter {
     let chunkBytes = 0;
     for (const line of lines) {
       const bytes = Buffer.byteLength(line, 'utf8');
-      if (this.#size + chunkBytes + bytes > this.maxBytes && this.#size + chunkBytes > 0) {
+      if (this.#rotates && this.#size + chunkBytes + bytes > this.maxBytes && this.#size + chunkBytes > 0) {
         await this.#writeChunk(chunk);
         chunk = [];
         chunkBytes = 0;
@@ -248,7 +271,8 @@ export class TraceWriter {
         });
       });
       const fd = await new Promise<number>((resolve, reject) => {
-        fsOpen(this.path, 'a', (error, opened) => {
+        // Non-blocking: whatever now sits at the path (a FIFO put there meanwhile) never holds a thread in open.
+        fsOpen(this.path, OPEN_FLAGS, 0o666, (error, opened) => {
           if (error === null) resolve(opened);
           else reject(error);
         });

@@ -2,6 +2,7 @@
  * The command as a new user meets it (issue 13, item 6): startup errors in one line, the serve flags in the top-level
  * help, a suggestion for a mistyped command, JSON syntax errors with their position, and check-config without secrets.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -57,6 +58,16 @@ describe('help and command names', () => {
     expect(other.stderr).toContain('unknown command');
     expect(other.stderr).toContain('check-config');
   });
+
+  it('[I13-COMMAND-SUGGESTION] a long unknown command, option or flag value is quoted by a short prefix in its one line', async () => {
+    const long = 'z'.repeat(100_000);
+    for (const args of [[long], [`--${long}`], ['--port', `9${long}`]]) {
+      const run = await runCli(args);
+      expect(run.code).toBe(2);
+      expect(oneLine(run.stderr)).toMatch(/'[^']{64}…'/);
+      expect(run.stderr.length).toBeLessThan(300);
+    }
+  });
 });
 
 describe('config files', () => {
@@ -68,6 +79,14 @@ describe('config files', () => {
     expect(oneLine(run.stderr)).toContain('is not valid JSON at line 3, column 31');
     const cut = await runCli(['check-config', writeConfig(dir, 'cut.json', '{\n  "mode": "host"')]);
     expect(oneLine(cut.stderr)).toContain('is not valid JSON at line 2, column 17');
+    // A hostile instance name is quoted by a short prefix, not echoed whole (it was: 64 KiB on one line).
+    const long = await runCli([
+      'check-config',
+      writeConfig(dir, 'long.json', { instances: { ['n'.repeat(100_000)]: {} } }),
+    ]);
+    expect(long.code).toBe(2);
+    expect(oneLine(long.stderr)).toMatch(/the instance name "n{1,64}…" is invalid/);
+    expect(long.stderr.length).toBeLessThan(400);
     // A byte order mark, as some editors write, is not an error.
     const bom = await runCli(['check-config', writeConfig(dir, 'bom.json', '\uFEFF{"mode":"host"}')]);
     expect(bom.code).toBe(0);
@@ -87,11 +106,16 @@ describe('config files', () => {
     writeFileSync(big, '');
     truncateSync(big, 16 * 1024 * 1024 + 1);
     mkdirSync(join(dir, 'folder.json'));
-    const [tooBig, folder, device] = await Promise.all([
+    // A FIFO with no writer: a blocking open would wait forever (runCli kills it; timedOut fails the test).
+    execFileSync('mkfifo', [join(dir, 'fifo.json')]);
+    const [tooBig, folder, device, fifo] = await Promise.all([
       runCli(['check-config', big]),
       runCli(['check-config', join(dir, 'folder.json')]),
       runCli(['check-config', '/dev/zero']),
+      runCli(['check-config', join(dir, 'fifo.json')]),
     ]);
+    expect(fifo).toMatchObject({ code: 2, timedOut: false });
+    expect(oneLine(fifo.stderr)).toMatch(/not a regular file/);
     expect(tooBig.code).toBe(2);
     expect(oneLine(tooBig.stderr)).toMatch(/larger than 16777216 bytes/);
     expect(oneLine(folder.stderr)).toMatch(/not a regular file/);

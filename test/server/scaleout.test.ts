@@ -158,6 +158,9 @@ describe('[I12-ROUTE-RING] session ids that route back to their process', () => 
   it('a self not among the upstreams, a repeated upstream or only one of the two flags is CONFIG_INVALID (exit 2, one line)', async () => {
     expect(() => routedSessionIds({ upstreams: ['a:1'], self: 'b:2' })).toThrow(/not one of --route-upstreams/);
     expect(() => routedSessionIds({ upstreams: ['a:1', 'a:1'], self: 'a:1' })).toThrow(/twice/);
+    // Spelled apart but hashed alike by nginx: the later one would own no ring point and never be routed to.
+    expect(() => routedSessionIds({ upstreams: ['a:', 'b:1', 'a'], self: 'a' })).toThrow(/twice/);
+    expect(() => routedSessionIds({ upstreams: ['unix:a:1', 'b:2', 'a:1:'], self: 'b:2' })).toThrow(/twice/);
     for (const flags of [
       ['--route-upstreams', '127.0.0.1:1,127.0.0.1:2', '--route-self', '127.0.0.1:3'],
       ['--route-upstreams', '127.0.0.1:1,127.0.0.1:2'],

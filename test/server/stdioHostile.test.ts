@@ -7,7 +7,12 @@ import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { STDIO_MAX_MESSAGE_BYTES, stdioMessageLimit, parseServerConfig } from '../../src/server/config.js';
+import {
+  STDIO_MAX_MESSAGE_BYTES,
+  stdioMessageLimit,
+  parseServerConfig,
+  type ServerConfig,
+} from '../../src/server/config.js';
 import { StdioLineTransport } from '../../src/server/stdioTransport.js';
 import { SEED_ARGS, SEED_CANDIDATE } from '../support/mcpFixtures.js';
 import { ensureBuilt, startCli, stopAllChildren, type ServingChild } from '../support/serverProcess.js';
@@ -89,6 +94,14 @@ describe('the stdio read limit [H08-STDIO-LIMIT]', () => {
     expect(() => stdioMessageLimit(parseServerConfig({ stdio: { maxMessageBytes: MiB } }, 't'))).toThrow(
       /stdio.maxMessageBytes .* below/,
     );
+  });
+
+  it('derives the limit for a config of very many instances (a 16 MiB file holds a million) without overflowing the stack', () => {
+    // Math.max(...one argument per instance) threw RangeError past ~100,000 instances and crashed check-config.
+    const instances: ServerConfig['instances'] = {};
+    for (let i = 0; i < 200_000; i++) instances[`i${i}`] = { language: 'auto' };
+    instances['wide'] = { language: 'auto', limits: { maxContextItems: 100, maxContextItemChars: 100_000 } };
+    expect(stdioMessageLimit({ instances })).toBe(6 * (20_000 + 100 * 100_000) + MiB);
   });
 
   it(

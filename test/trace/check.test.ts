@@ -48,6 +48,44 @@ interface Line {
 const linesOf = (text: string): string[] => text.split('\n').filter((l) => l !== '');
 
 describe('trace check', () => {
+  it('[I11-TRACE-CHECK] a cancel after the deadline (answer already_expired, as the engine records it) checks clean', async () => {
+    // The parser's list of answers lacked already_expired: a real late cancel was reported as a malformed line.
+    const base = { sessionId: 's', requestId: 'late', instance: 'main', validations: 0 };
+    const lines = [
+      { format: 'intent-mcp-trace', version: 1, machine: machineHash() },
+      {
+        ...base,
+        at: '2026-11-02T09:30:00.000Z',
+        from: null,
+        event: 'prepare',
+        to: 'prepared',
+        answer: 'none',
+        mode: 'host',
+        expiresAt: '2026-11-02T09:30:01.000Z',
+      },
+      {
+        ...base,
+        at: '2026-11-02T09:30:01.000Z',
+        from: 'prepared',
+        event: 'DEADLINE',
+        to: 'expired',
+        answer: 'too_late',
+      },
+      {
+        ...base,
+        at: '2026-11-02T09:30:01.500Z',
+        from: 'expired',
+        event: 'CANCEL',
+        to: 'expired',
+        answer: 'already_expired',
+        reason: 'cancelled',
+      },
+    ];
+    const { problems, errors } = await check(lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    expect(problems).toEqual([]);
+    expect(errors).toBe(0);
+  });
+
   it('[I11-TRACE-CHECK] the trace of a scripted session checks clean against the machine', async () => {
     const lines = linesOf(run.text);
     expect(JSON.parse(lines[0] ?? '')).toEqual({ format: 'intent-mcp-trace', version: 1, machine: machineHash() });

@@ -4,6 +4,7 @@
  * refuses to start; a full disk (`/dev/full`: every write fails with ENOSPC) degrades to a warning while requests are
  * still answered; the debug log has one line per tool call and per transition, and no token or candidate text.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -159,6 +160,15 @@ describe('--trace through the built command', () => {
       expect(run.stdout).toBe('');
     }
     expect(existsSync(join(dir, 'missing'))).toBe(false);
+  });
+
+  it('[I11-TRACE-UNWRITABLE] a FIFO as trace path refuses at once (one line, exit 2) instead of blocking in open', async () => {
+    const fifo = join(dir, 'trace.fifo');
+    execFileSync('mkfifo', [fifo]);
+    // No reader: a blocking open would wait forever (runCli kills it, and the test fails on timedOut).
+    const run = await runCli(['--trace', fifo]);
+    expect(run).toMatchObject({ code: 2, timedOut: false, stdout: '' });
+    expect(run.stderr).toMatch(/^intent-mcp: Cannot write the trace file ".*trace\.fifo" \(ENXIO\)[^\n]*\n$/);
   });
 
   it('[I11-TRACE-FULL-DISK] a full disk degrades to one rate-limited warning: requests are still answered, no crash', async () => {

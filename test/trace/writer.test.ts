@@ -2,7 +2,7 @@
  * The trace writer (issue 11): a header line first, records buffered (never a synchronous write per record), options
  * checked at construction.
  */
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { HandoffTransition } from '../../src/engine/inspection.js';
@@ -57,5 +57,17 @@ describe('trace writer', () => {
         thrownBy(() => new TraceWriter(join(dir, 'x.jsonl'), { logger: createLogger('silent'), maxBytes })).code,
       ).toBe('CONFIG_INVALID');
     expect(thrownBy(() => new TraceWriter('', { logger: createLogger('silent') })).message).toMatch(/--trace/);
+  });
+
+  it('never rotates a character device: as root, rotating --trace /dev/null would rename the device', async () => {
+    // Through a link in the temp dir: should rotation come back, it renames the link, never /dev/null itself.
+    const link = join(dir, 'null-link');
+    symlinkSync('/dev/null', link);
+    const device = new TraceWriter(link, { logger: createLogger('silent'), maxBytes: 65536 });
+    for (let i = 0; i < 1000; i++) device.record({ ...step, requestId: `r${i}` });
+    await device.close();
+    expect(device.stats).toMatchObject({ records: 1000, rotations: 0, writeErrors: 0, dropped: 0 });
+    expect(existsSync(`${link}.1`)).toBe(false);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
   });
 });
