@@ -21,7 +21,7 @@ import {
 import { serverErrors } from './errors.js';
 // Types only: the HTTP side (and @modelcontextprotocol/node) is loaded when HTTP is served, not for stdio.
 import type { HttpServeOptions, RunningHttpServer } from './http.js';
-import { createLogger, type LogLevel, type Logger } from './logger.js';
+import { createLogger, rateLimitedLog, type LogLevel, type Logger } from './logger.js';
 import { routedSessionIds } from './sessionRoute.js';
 import { serveOverStdio } from './stdio.js';
 import { isLoopbackHost, startInspector, type RunningInspector } from '../inspector/index.js';
@@ -278,6 +278,8 @@ export interface RunningServe {
 
 /** How long the exit may wait for the last spans to reach the collector: the shutdown grace is 4.5 s in all. */
 const TELEMETRY_FLUSH_MS = 1000;
+/** OpenTelemetry diagnostic lines (export failures) per minute on stderr; the rest are counted. */
+const DIAGNOSTICS_PER_MINUTE = 6;
 
 /** `--otel`: loads the SDK, subscribes the OpenTelemetry instrumentation to the adapter. Refuses to start when the SDK is missing. */
 async function startTelemetry(
@@ -285,7 +287,9 @@ async function startTelemetry(
   logger: Logger,
 ): Promise<((timeoutMs: number) => Promise<void>) | undefined> {
   const { instrumentOpenTelemetry, startOtelExport } = await import('../observability/otel.js');
-  const exporting = await startOtelExport({ diagnostics: logger });
+  // Export failures repeat with every batch while a collector is down: rate-limited like every line traffic can cause.
+  const diagnostics = rateLimitedLog(logger, DIAGNOSTICS_PER_MINUTE);
+  const exporting = await startOtelExport({ diagnostics: { warn: diagnostics } });
   if (exporting === undefined) {
     logger.info('OpenTelemetry disabled by OTEL_SDK_DISABLED');
     return undefined;

@@ -299,3 +299,65 @@ describe('an install without the optional SDK packages [I11-OTEL-MISSING]', () =
     ]);
   });
 });
+
+describe('export failures are rate-limited on stderr', () => {
+  it('[I11-OTEL-EXPORT] a collector that refuses every batch costs at most a few warning lines a minute, not one per batch', async () => {
+    await ensureBuilt();
+    // A collector that refuses everything (400 is not retried by the exporter): every batch fails.
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    receivers.push({
+      endpoint,
+      received: [],
+      close: () =>
+        new Promise((resolve) =>
+          server.close(() => {
+            resolve();
+          }),
+        ),
+    });
+    const child = spawn(
+      process.execPath,
+      [join(REPO_ROOT, CLI), 'serve', '--transport', 'http', '--host', '127.0.0.1', '--port', '0', '--otel'],
+      {
+        cwd: REPO_ROOT,
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: childEnv({
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          // One span per batch, sent at once: one failed export per request.
+          OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1',
+          OTEL_BSP_SCHEDULE_DELAY: '1',
+        }),
+      },
+    );
+    children.push(child);
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (chunk: string) => {
+        stderr += chunk;
+        const match = /serving over HTTP url=(http:\/\/\S+)/.exec(stderr);
+        if (match?.[1] !== undefined) resolve(match[1]);
+      });
+      child.once('exit', (code) => {
+        reject(new Error(`exited ${String(code)}: ${stderr}`));
+      });
+    });
+    const session = await rawSession(url);
+    for (let i = 0; i < 30; i += 1) await seedHandoff(session.callTool);
+    child.kill('SIGTERM');
+    expect(await exitOf(child)).toBe(0);
+    const failures = stderr.split('\n').filter((l) => l.includes('opentelemetry'));
+    // At least one failure was reported, at most the per-minute budget of them; the rest are counted in a summary.
+    expect(failures.length).toBeGreaterThan(0);
+    expect(failures.length).toBeLessThanOrEqual(6);
+  });
+});
