@@ -206,11 +206,22 @@ export function callerPrefix(text: string, max = QUOTE_MAX_CHARS): string {
 }
 
 /**
+ * Characters JSON leaves as they are that a terminal or a log viewer would act on: C1 controls (U+009B is a CSI on
+ * some terminals), the bidirectional controls that reorder what a reader sees (U+202E and friends, "Trojan Source"),
+ * and the line and paragraph separators.
+ */
+const INVISIBLE_CONTROLS = /[\u0080-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
  * A caller string quoted for an error message: its {@link callerPrefix} as a JSON string literal (quotes, backslashes
- * and control characters escaped), e.g. `"sk-liv…"`.
+ * and control characters escaped, and also the C1, bidirectional and separator controls as `\uXXXX`), e.g.
+ * `"sk-liv…"`. The result is still a valid JSON string literal of the same prefix.
  */
 export function quoteCaller(text: string): string {
-  return JSON.stringify(callerPrefix(text));
+  return JSON.stringify(callerPrefix(text)).replace(
+    INVISIBLE_CONTROLS,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;

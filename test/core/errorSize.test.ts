@@ -70,6 +70,15 @@ describe('callerPrefix and quoteCaller', () => {
     expect(callerPrefix('\ud83d'.repeat(1_000))).toBe('\ufffd'.repeat(QUOTE_MAX_CHARS) + '…');
   });
 
+  it('escape what a terminal would act on: C1, bidirectional and separator controls', () => {
+    // "Trojan Source": U+202E would make a reader see the quoted id reversed; U+009B starts a CSI on some terminals.
+    const quoted = quoteCaller('req\u202Edi-\u2066x\u009b31m\u2028y\u200f');
+    expect(quoted).toBe('"req\\u202edi-\\u2066x\\u009b31m\\u2028y\\u200f"');
+    expect(JSON.parse(quoted)).toBe('req\u202Edi-\u2066x\u009b31m\u2028y\u200f');
+    expect(quoteCaller('\\\u202e')).toBe('"\\\\\\u202e"');
+    expect(quoteCaller('日本語 ✓ é')).toBe('"日本語 ✓ é"');
+  });
+
   it('always give well-formed text of bounded length (fixed seed)', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (text) => {
