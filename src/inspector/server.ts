@@ -72,6 +72,12 @@ export const inspectorErrors = {
       'CONFIG_INVALID',
       `The inspector cannot listen on ${quoteCaller(host)} port ${port} (${reason}); choose another --inspect port.`,
     ),
+  /** `--inspect-host` alone would be silently ignored: the inspector is off without `--inspect`. */
+  hostWithoutInspect: () =>
+    new IntentError(
+      'CONFIG_INVALID',
+      '--inspect-host needs --inspect (the inspector is off without it); add --inspect [port] or drop --inspect-host.',
+    ),
   portInvalid: (value: unknown) =>
     new IntentError(
       'CONFIG_INVALID',

@@ -92,6 +92,9 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
   const originText = flags.publicOrigin ?? httpConfig.publicOrigin;
   const publicOrigin = originText === undefined ? undefined : parsePublicOrigin(originText);
   const transport = flags.transport ?? SERVER_DEFAULTS.transport;
+  // Flags that would do nothing are refused, not ignored (a config's http section may stay for either transport).
+  if (transport === 'stdio' && (flags.routeUpstreams !== undefined || flags.routeSelf !== undefined))
+    throw serverErrors.routeOverStdio();
   // A cheap early check for a clear message; serveHttp checks the address actually bound, whatever its spelling.
   if (transport === 'http' && isUnspecifiedAddress(host) && publicOrigin === undefined)
     throw serverErrors.needsPublicOrigin(host);
@@ -121,6 +124,7 @@ export function resolveServe(flags: ServeFlags): ResolvedServe {
   };
   const inspectHost = flags.inspectHost ?? SERVER_DEFAULTS.host;
   if (!isLoopbackHost(inspectHost)) throw inspectorErrors.notLoopback(inspectHost);
+  if (flags.inspectHost !== undefined && flags.inspect === undefined) throw inspectorErrors.hostWithoutInspect();
   if (flags.inspect !== undefined) {
     const listen = resolved.port;
     const port =

@@ -49,6 +49,11 @@ export const serverErrors = {
     ),
   routeIncomplete: () =>
     configInvalid('--route-upstreams and --route-self go together (or http.route in the config); give both.'),
+  /** `--route-upstreams` / `--route-self` route HTTP sessions; over stdio they would be silently ignored. */
+  routeOverStdio: () =>
+    configInvalid(
+      '--route-upstreams and --route-self route HTTP sessions behind nginx; they do nothing over stdio. Add --transport http or drop them.',
+    ),
   routeUpstreamRepeated: () =>
     configInvalid(
       '--route-upstreams names a server twice (nginx hashes host and port: "x" and "x:" are the same server); list each nginx upstream server once.',

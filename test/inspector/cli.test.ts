@@ -42,6 +42,15 @@ describe('[S05-INSPECT-SECURITY] --inspect on the command', () => {
     },
   );
 
+  it('refuses --inspect-host without --inspect instead of ignoring it: one line, exit 2', async () => {
+    expect(() => resolveServe({ inspectHost: '127.0.0.1' })).toThrow(/--inspect-host needs --inspect/);
+    const run = await runCli(['serve', '--inspect-host', '::1']);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/^intent-mcp: --inspect-host needs --inspect/);
+  });
+
   it('refuses a bad port, and a port already taken: one line, exit 2', async () => {
     const bad = await runCli(['serve', '--inspect', '70000']);
     expect(bad.code).toBe(2);

@@ -172,6 +172,18 @@ describe('[I12-ROUTE-RING] session ids that route back to their process', () => 
       expect(run.stderr).toMatch(/route/);
     }
   });
+
+  it('the routing flags over stdio are refused, not ignored (exit 2, one line)', async () => {
+    for (const flags of [
+      ['--route-upstreams', '127.0.0.1:1,127.0.0.1:2', '--route-self', '127.0.0.1:1'],
+      ['--route-self', '127.0.0.1:1'],
+    ]) {
+      const run = await runBuiltCommand(['serve', '--transport', 'stdio', ...flags]);
+      expect(run.code).toBe(2);
+      expect(run.stderr.trim().split('\n')).toHaveLength(1);
+      expect(run.stderr).toMatch(/do nothing over stdio/);
+    }
+  });
 });
 
 describe.skipIf(skipped)('[I12-SCALE-OUT] two processes behind nginx, routed by Mcp-Session-Id', () => {
