@@ -48,6 +48,18 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+/**
+ * For the commands that print to stdout (not `serve`, whose stdio transport owns stdout): a reader that stops early
+ * (`intent-mcp trace check FILE | head`) closes the pipe; the command then ends quietly with the exit code it has so
+ * far, as Unix tools do, instead of an unhandled EPIPE and a stack trace.
+ */
+function endQuietlyWhenStdoutCloses(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    fail(`cannot write to stdout: ${error.code ?? 'error'}`);
+  });
+}
+
 /** A flag's parser: an integer within `range` (read off the config schema, so flag and file accept the same). */
 function integer({ min, max }: { min: number; max: number }) {
   return (text: string): number => {
@@ -223,6 +235,7 @@ program
   .argument('<file>', 'JSON config file')
   .action(
     exitOnIntentError((file: string) => {
+      endQuietlyWhenStdoutCloses();
       const resolved = resolveServe({ config: file });
       // Checking needs no secret: the executors are validated but not created, so CI can check a config without keys.
       const adapter = buildAdapter(resolved, process.env, { check: true });
@@ -268,6 +281,7 @@ program
   .addOption(new Option('--format <format>', 'diagram format').choices(['mermaid', 'dot']).default('mermaid'))
   .addOption(new Option('--highlight <state>', 'highlight one state').choices([...HANDOFF_STATES]))
   .action((opts: { format: 'mermaid' | 'dot'; highlight?: string }) => {
+    endQuietlyWhenStdoutCloses();
     const render = opts.format === 'dot' ? toDot : toMermaid;
     process.stdout.write(render({ highlight: opts.highlight }));
   });
@@ -281,11 +295,14 @@ trace
   )
   .argument('<files...>', 'trace files in order (a rotated pair: <file>.1 <file>)')
   .action(async (files: string[]) => {
+    endQuietlyWhenStdoutCloses();
     let printed = 0;
     let summary;
     try {
       summary = await checkTrace(files, {
         onProblem: (problem) => {
+          // Known now: a reader that closes the pipe early (| head) still sees exit 1.
+          process.exitCode = 1;
           if (printed++ < MAX_PRINTED_PROBLEMS) process.stdout.write(formatProblem(problem) + '\n');
         },
       });
@@ -310,10 +327,12 @@ trace
   .option(
     '--detail <n>',
     'requests shown in full at each end of the trace (first n and last n finished); all are counted',
-    integer({ min: 0, max: 100_000 }),
+    // 2 × 5,000 timelines of up to 64 steps stay far below V8's longest string (the report is one HTML string).
+    integer({ min: 0, max: 5_000 }),
     200,
   )
   .action(async (files: string[], opts: { output?: string; detail: number }) => {
+    endQuietlyWhenStdoutCloses();
     let html: string;
     try {
       html = await renderReport(await collectReport(files, { detail: opts.detail }));

@@ -47,9 +47,9 @@ export interface CheckOptions {
   recentTerminal?: number;
   maxLineBytes?: number;
   /**
-   * Most requests tracked live at once (default 1,000,000: far beyond what a server holds, 256 sessions × 64 by
-   * default). A prepare beyond it is reported and its request not followed, so a hostile trace of endless prepares
-   * cannot exhaust memory.
+   * Most requests tracked live at once (default 100,000: six times what a server holds at its defaults, 256 sessions ×
+   * 64; about 60 MB). A prepare beyond it is reported and its request not followed, so a hostile trace of endless
+   * prepares cannot exhaust memory (1,000,000 live requests took ~600 MB).
    */
   maxLive?: number;
   /** Run the machine for every step instead of memoising its answers (`replay.ts`; slow). Default false. */
@@ -118,7 +118,7 @@ function eventOf(p: ParsedRecord): HandoffEvent | string {
 export async function checkTrace(files: readonly string[], options: CheckOptions = {}): Promise<CheckSummary> {
   const recentMax = options.recentTerminal ?? 4096;
   const exact = options.exact ?? false;
-  const maxLive = options.maxLive ?? 1_000_000;
+  const maxLive = options.maxLive ?? 100_000;
   const live = new Map<string, Tracked>();
   const done = new Map<string, Tracked>();
   /** Requests already reported as unprepared: reported once, not once per line. */

@@ -20,7 +20,10 @@ export interface ReportOptions {
   detail?: number;
   /** Steps kept per request timeline. Default 64. */
   maxSteps?: number;
-  /** Most requests followed live at once (default 1,000,000); later prepares are only counted. */
+  /**
+   * Most requests followed live at once (default 100,000, about 130 MB; six times what a server holds at its defaults);
+   * later prepares are only counted (1,000,000 live requests took ~1.3 GB).
+   */
   maxLive?: number;
   /**
    * Timeline steps held at once for live requests (default 1,000,000, about 150 MB at worst); beyond it a live request's
@@ -121,7 +124,7 @@ function endOf(r: HandoffTransition): string {
 export async function collectReport(files: readonly string[], options: ReportOptions = {}): Promise<ReportData> {
   const detail = options.detail ?? 200;
   const maxSteps = options.maxSteps ?? 64;
-  const maxLive = options.maxLive ?? 1_000_000;
+  const maxLive = options.maxLive ?? 100_000;
   const maxLiveSteps = options.maxLiveSteps ?? 1_000_000;
   /** Steps held by live requests right now. */
   let liveSteps = 0;

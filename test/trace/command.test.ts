@@ -4,11 +4,19 @@
  * refuses to start; a full disk (`/dev/full`: every write fails with ENOSPC) degrades to a warning while requests are
  * still answered; the debug log has one line per tool call and per transition, and no token or candidate text.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, runCli, startCli, stopAllChildren, type ServingChild } from '../support/serverProcess.js';
+import {
+  CLI,
+  REPO_ROOT,
+  ensureBuilt,
+  runCli,
+  startCli,
+  stopAllChildren,
+  type ServingChild,
+} from '../support/serverProcess.js';
 import { SEED_ARGS, SEED_CANDIDATE } from '../support/mcpFixtures.js';
 import { CANDIDATE_MARKER, MARKED_INVALID, SEED_MARKER, tempDir, tracedSession } from './support.js';
 
@@ -148,6 +156,49 @@ describe('--trace through the built command', () => {
     const html = await runCli(['trace', 'report', path]);
     expect(html.code).toBe(0);
     expect(html.stdout).toMatch(/^<!DOCTYPE html>[^]*<\/html>\n$/);
+  });
+
+  it('a reader that closes the pipe early (| head) ends trace check quietly with its exit code; --detail is bounded', async () => {
+    // 3,000 lines of a record with an unknown reason: 1,000 printed problems (~100 KB, more than a pipe holds).
+    const path = join(dir, 'many-problems.jsonl');
+    const bad = JSON.stringify({
+      sessionId: 's',
+      requestId: 'r',
+      instance: 'main',
+      validations: 0,
+      at: '2026-11-02T09:30:00.000Z',
+      from: 'prepared',
+      event: 'CANCEL',
+      to: 'cancelled',
+      answer: 'withdrawn',
+      reason: 'not-a-reason',
+    });
+    writeFileSync(path, `${bad}\n`.repeat(3_000));
+    const child = spawn(process.execPath, [CLI, 'trace', 'check', path], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    // Read one chunk, then close our end, as `head -1` does.
+    await new Promise<void>((resolve) => {
+      child.stdout.once('data', () => {
+        resolve();
+      });
+    });
+    child.stdout.destroy();
+    const code = await new Promise<number | null>((resolve) => {
+      child.once('exit', (c) => {
+        resolve(c);
+      });
+    });
+    expect(stderr).toBe('');
+    expect(code).toBe(1);
+    const detail = await runCli(['trace', 'report', path, '--detail', '5001']);
+    expect(detail.code).toBe(2);
+    expect(detail.stderr).toMatch(/--detail.*5000/);
   });
 
   it('[I11-TRACE-UNWRITABLE] a trace path that cannot be written refuses to start: one line, exit 2', async () => {
