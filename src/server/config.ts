@@ -203,8 +203,44 @@ export interface JsonErrorPosition {
 }
 
 /**
- * The line and column of a `JSON.parse` error. V8 reports the offset in its message ("at position N"); an input that
- * ends too early has none and is placed at its end. Linear in the text up to that offset.
+ * Whether `JSON.parse` finds nothing wrong in `prefix` before its end: it parses, or fails only for want of more text
+ * (the end of input, or a position at the end).
+ */
+function isSoundJsonPrefix(prefix: string): boolean {
+  try {
+    JSON.parse(prefix);
+    return true;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : '';
+    const at = /\bposition (\d+)/.exec(message);
+    if (at?.[1] !== undefined) return Number(at[1]) >= prefix.length;
+    return /end of (JSON )?input/i.test(message);
+  }
+}
+
+/**
+ * Where `JSON.parse` first objects, for the messages that give no position (V8's "Unexpected token 'x', "…" is not
+ * valid JSON"): the longest prefix with nothing wrong in it, found by bisection (a prefix of a sound prefix is sound),
+ * so about log₂(n) parses of at most n characters. Undefined when the whole text is sound.
+ */
+function firstUnsoundOffset(text: string): number | undefined {
+  if (isSoundJsonPrefix(text)) return undefined;
+  let sound = 0;
+  let unsound = text.length;
+  while (unsound - sound > 1) {
+    const mid = sound + Math.floor((unsound - sound) / 2);
+    if (isSoundJsonPrefix(text.slice(0, mid))) sound = mid;
+    else unsound = mid;
+  }
+  // text[0, sound) is sound and text[0, sound + 1) is not: the character at `sound` is the one refused.
+  return sound;
+}
+
+/**
+ * The line and column of a `JSON.parse` error. V8 reports the offset in most messages ("at position N"); an input that
+ * ends too early is placed at its end; for the messages without a position the offset is found by bisection
+ * ({@link firstUnsoundOffset}). Linear in the text up to that offset, apart from that bisection (n log n, config files
+ * only, on an error).
  */
 export function jsonErrorPosition(text: string, error: unknown): JsonErrorPosition | undefined {
   const message = error instanceof Error ? error.message : '';
@@ -212,7 +248,11 @@ export function jsonErrorPosition(text: string, error: unknown): JsonErrorPositi
   let offset: number;
   if (at?.[1] !== undefined) offset = Math.min(Number(at[1]), text.length);
   else if (/end of (JSON )?input/i.test(message) || text.trim() === '') offset = text.length;
-  else return undefined;
+  else {
+    const found = firstUnsoundOffset(text);
+    if (found === undefined) return undefined;
+    offset = found;
+  }
   let line = 1;
   let lineStart = 0;
   for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {

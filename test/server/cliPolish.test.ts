@@ -100,6 +100,24 @@ describe('config files', () => {
     expect(jsonErrorPosition('{', new SyntaxError('something else'))).toBeUndefined();
   });
 
+  it('[I13-CONFIG-JSON-POSITION] places the errors V8 reports without a position ("Unexpected token \'x\', … is not valid JSON")', () => {
+    const positionOf = (text: string) => {
+      try {
+        JSON.parse(text);
+      } catch (error) {
+        return jsonErrorPosition(text, error);
+      }
+      throw new Error('parsed');
+    };
+    expect(positionOf('abc')).toEqual({ line: 1, column: 1 });
+    expect(positionOf('[1,\n\n  x]')).toEqual({ line: 3, column: 3 });
+    // V8 refuses the line break that cuts "tru" short: just after it.
+    expect(positionOf('{\n"mode": tru\n}')).toEqual({ line: 2, column: 12 });
+    // A large file with the bad token near its end: found by bisection (about 25 parses), not by a scan per offset.
+    const big = `{"instances": {${Array.from({ length: 20_000 }, (_, i) => `"i${i}": {}`).join(',\n')},\n"x": ?}}`;
+    expect(positionOf(big)).toEqual({ line: 20_001, column: 6 });
+  });
+
   it('[I13-CONFIG-JSON-POSITION] a directory, a device or a file over 16 MiB is refused before it is read', async () => {
     const dir = configDir();
     const big = join(dir, 'big.json');
