@@ -251,6 +251,10 @@ export async function mountIntentMcpTools(
       // A name longer than any tool name may be (MCP: 1–128 characters) names no tool: answer it here, quoting a short
       // prefix, because the SDK's own "Tool <name> not found" would echo a caller's megabytes back.
       if (name.length > MAX_TOOL_NAME_CHARS && !existing.has(name)) throw toolNotFound(name);
+      // An McpServer keeps its tools in a plain object: "__proto__", "constructor" or "toString" find Object.prototype's
+      // members there, so the SDK answers "Tool constructor disabled" (and its registerTool refuses such a name as
+      // "already registered", so none can be an application's tool): they are simply not found.
+      if (mcpServer !== undefined && name in Object.prototype) throw toolNotFound(name);
       // Exact fall-through: every other name goes to the server's own handler, untouched.
       if (originalCall !== undefined) return originalCall(request, ctx);
       throw toolNotFound(name);

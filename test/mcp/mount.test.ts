@@ -322,6 +322,31 @@ describe('listing and routing edge cases [SEED-MOUNT]', () => {
     });
   });
 
+  it('[SEED-MOUNT] on an McpServer a name of Object.prototype ("constructor", "__proto__") is not found', async () => {
+    const adapter = hostAdapter();
+    const server = echoServer();
+    await mountIntentMcpTools(adapter, server);
+    // The SDK itself refuses to register such a name, so none can be the application's own tool.
+    expect(() => server.registerTool('toString', { inputSchema: z.object({}) }, () => ({ content: [] }))).toThrow(
+      /already registered/,
+    );
+    const client = await connect(server);
+    for (const name of ['constructor', '__proto__', 'hasOwnProperty', 'toString']) {
+      let message = '';
+      try {
+        await client.callTool({ name, arguments: {} });
+      } catch (error) {
+        message = error instanceof Error ? error.message : String(error);
+      }
+      // The SDK alone answered "Tool constructor disabled": it found Object.prototype's member.
+      expect(message, name).toMatch(new RegExp(`Tool "${name}" not found`));
+    }
+    expect(await client.callTool({ name: 'echo', arguments: { x: 'hi' } })).toEqual({
+      content: [{ type: 'text', text: 'echo:hi' }],
+    });
+    expect(await handoff(client)).toBe(SEED_RESULT_TEXT);
+  });
+
   it('[SEED-MOUNT] an McpServer without tools of its own lists only ours', async () => {
     const adapter = hostAdapter();
     const server = new McpServer({ name: 'bare', version: '1.0.0' });
