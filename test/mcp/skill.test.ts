@@ -195,4 +195,28 @@ describe('the Skill over MCP, from the built command on stdio [I13-SKILL-MCP]', 
       expect(prompt.messages).toEqual([{ role: 'user', content: { type: 'text', text: body.trim() } }]);
     },
   );
+
+  it.each(revisions)(
+    '[I13-SKILL-MCP] [H08-ERROR-BOUND] %s: a 100 KB resource URI or prompt name gets a short error, not its echo',
+    async (revision) => {
+      const client = clients.get(revision)!;
+      const refusal = async (call: Promise<unknown>): Promise<string> => {
+        try {
+          await call;
+        } catch (error) {
+          return JSON.stringify({ message: (error as Error).message, data: (error as { data?: unknown }).data });
+        }
+        throw new Error('answered');
+      };
+      const read = await refusal(client.readResource({ uri: `skill://${'x'.repeat(100_000)}` }));
+      expect(read).toMatch(/Resource not found: skill:\/\/x+…/);
+      expect(read.length).toBeLessThan(600);
+      const prompt = await refusal(client.getPrompt({ name: 'p'.repeat(100_000) }));
+      expect(prompt).toMatch(/Prompt p+…/);
+      expect(prompt.length).toBeLessThan(600);
+      // A short unknown name is still quoted whole, and the connection goes on.
+      expect(await refusal(client.getPrompt({ name: 'nosuch' }))).toMatch(/Prompt nosuch not found/);
+      expect((await client.getPrompt({ name: 'intent-host' })).messages).toHaveLength(1);
+    },
+  );
 });
