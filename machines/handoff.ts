@@ -130,6 +130,40 @@ export type HandoffState = (typeof HANDOFF_STATES)[number];
 export const LIVE_STATES: readonly HandoffState[] = ['prepared', 'validating', 'correcting'];
 export const TERMINAL_STATES: readonly HandoffState[] = ['completed', 'cancelled', 'expired'];
 
+/**
+ * How a request ended, as the inspector, traces and spans name it: a result, a completion that spent its correction
+ * (`rejected`), a cancel (with its reason) or an expiry.
+ */
+export type HandoffEnding = 'completed' | 'rejected' | 'cancelled' | 'expired';
+
+/** What a state or an ending means for the request: still going, ended with its result, ended without one. */
+export type HandoffKind = 'live' | 'completed' | 'failed';
+
+/** The ending a step into a terminal state records (read off its state and answer), or `undefined` for a live one. */
+export function endingOf(step: { to: HandoffState; answer: HandoffAnswer }): HandoffEnding | undefined {
+  switch (step.to) {
+    case 'completed':
+      return step.answer === 'rejected' ? 'rejected' : 'completed';
+    case 'cancelled':
+      return 'cancelled';
+    case 'expired':
+      return 'expired';
+    default:
+      return undefined;
+  }
+}
+
+/** The kind of a state: the live states are live, `completed` is completed, the other terminal states failed. */
+export function kindOfState(state: HandoffState): HandoffKind {
+  if (LIVE_STATES.includes(state)) return 'live';
+  return state === 'completed' ? 'completed' : 'failed';
+}
+
+/** The kind of an ending: only a result is completed. */
+export function kindOfEnding(ending: HandoffEnding): HandoffKind {
+  return ending === 'completed' ? 'completed' : 'failed';
+}
+
 type AnswerParams = { answer: HandoffAnswer };
 type WaiterParams = { answer: WaiterAnswer };
 

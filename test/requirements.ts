@@ -266,6 +266,10 @@ export const requirements: Requirement[] = [
     id: 'S03-MODEL-CHECK',
     text: 'The reachable state space is enumerated and the invariants hold on every state and edge; a broken variant is caught.',
   },
+  {
+    id: 'S03-MACHINE-DECIDES',
+    text: 'Every lifecycle rule lives in machines/handoff.ts; no file under src/ branches on a state name.',
+  },
   { id: 'S03-INTERLEAVINGS', text: 'Interleavings of concurrent real calls agree with a reference model.' },
   {
     id: 'S03-DEADLINE-ARRIVAL',

@@ -316,7 +316,7 @@ export class HandoffEngine {
         whoOf(record),
         'prepare',
         null,
-        'prepared',
+        stateOf(record.actor.getSnapshot().value),
         record.actor.getSnapshot().context,
         undefined,
       );
@@ -476,8 +476,9 @@ export class HandoffEngine {
     else if (event?.type === 'VALIDATED')
       step.outcome = event.ok ? 'valid' : 'crashed' in event ? 'crashed' : 'invalid';
     if (event?.type === 'CANCEL') step.reason = event.reason;
-    else if (to === 'cancelled' && from !== 'cancelled' && context.cancelReason !== undefined)
-      step.reason = context.cancelReason;
+    // Entering the cancelled state by another event (a session closing, a crashed validation): the machine's reason.
+    // Only that state carries one, and nothing leaves it, so a change of state with a reason is that entry.
+    else if (from !== to && context.cancelReason !== undefined) step.reason = context.cancelReason;
     return step;
   }
 

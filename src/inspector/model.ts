@@ -6,7 +6,16 @@
  *
  * It holds transition records only (`HandoffTransition`: sizes and short hashes, never a token or a candidate text).
  */
-import { HANDOFF_STATES, LIVE_STATES, type HandoffState } from '../../machines/handoff.js';
+import {
+  HANDOFF_STATES,
+  LIVE_STATES,
+  endingOf,
+  kindOfEnding,
+  kindOfState,
+  type HandoffEnding,
+  type HandoffKind,
+  type HandoffState,
+} from '../../machines/handoff.js';
 import { IntentError } from '../core/errors.js';
 import type { EngineSnapshot, HandoffTransition } from '../engine/inspection.js';
 import { edgeKeyOf } from './diagram.js';
@@ -28,11 +37,13 @@ export interface InspectorModelOptions {
 
 export const INSPECTOR_MODEL_DEFAULTS = { maxRequests: 2000, maxSteps: 64, maxRecent: 200 } as const;
 
-/** How a request ended, in the words of the page: a result, a rejection, a cancel (with its reason) or an expiry. */
-export type Ending = 'completed' | 'rejected' | 'cancelled' | 'expired';
+/** How a request ended: the machine's classification (`machines/handoff.ts`), which the page shows. */
+export type Ending = HandoffEnding;
 
-/** The colour class of a state or an ending: still going, ended well, ended without a result. */
-export type Kind = 'live' | 'completed' | 'failed';
+/** The colour class of a state or an ending: the machine's kind (still going, ended well, ended without a result). */
+export type Kind = HandoffKind;
+
+export { endingOf, kindOfEnding, kindOfState };
 
 /** One request as the inspector tracks it. */
 export interface TrackedRequest {
@@ -69,30 +80,6 @@ function positiveInteger(name: keyof InspectorModelOptions, value: number | unde
       `Inspector option ${name} must be an integer of at least 1 (got ${String(value).slice(0, 40)}).`,
     );
   return value;
-}
-
-/** The ending a terminal step records, or `undefined` for a live one. */
-export function endingOf(step: Pick<HandoffTransition, 'to' | 'answer'>): Ending | undefined {
-  switch (step.to) {
-    case 'completed':
-      return step.answer === 'rejected' ? 'rejected' : 'completed';
-    case 'cancelled':
-      return 'cancelled';
-    case 'expired':
-      return 'expired';
-    default:
-      return undefined;
-  }
-}
-
-/** The colour class of a state: live states are live, `completed` is completed, the other terminals failed. */
-export function kindOfState(state: HandoffState): Kind {
-  if (LIVE_STATES.includes(state)) return 'live';
-  return state === 'completed' ? 'completed' : 'failed';
-}
-
-export function kindOfEnding(ending: Ending): Kind {
-  return ending === 'completed' ? 'completed' : 'failed';
 }
 
 const zeroStates = (): Record<HandoffState, number> =>

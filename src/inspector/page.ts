@@ -9,7 +9,7 @@ import type { HandoffState } from '../../machines/handoff.js';
 import { HANDOFF_STATES } from '../../machines/handoff.js';
 import type { HandoffTransition } from '../engine/inspection.js';
 
-import { endingOf, kindOfState } from './model.js';
+import { endingOf, kindOfEnding, kindOfState } from './model.js';
 import { queryString, type InspectorView } from './view.js';
 
 /** Seconds between reloads when JavaScript is off (the script keeps the page live otherwise). */
@@ -255,6 +255,6 @@ ${sessionsTable(view)}
 /** The `transition` SSE event's data: the record as it is, plus its colour class and its detail in words. */
 export function transitionEventData(t: HandoffTransition): string {
   const ending = endingOf(t);
-  const kind = ending === undefined ? kindOfState(t.to) : ending === 'completed' ? 'completed' : 'failed';
+  const kind = ending === undefined ? kindOfState(t.to) : kindOfEnding(ending);
   return JSON.stringify({ ...t, kind, detail: stepDetail(t) });
 }
