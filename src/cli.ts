@@ -21,8 +21,6 @@ import {
 } from './server/app.js';
 import { HttpConfigSchema, SERVER_DEFAULTS, integerRange } from './server/config.js';
 import { LOG_LEVELS, createLogger } from './server/logger.js';
-import { checkTrace, formatProblem } from './trace/check.js';
-import { collectReport, renderReport } from './trace/report.js';
 import { TRACE_MAX_BYTES_DEFAULT, TRACE_MAX_BYTES_MIN } from './trace/writer.js';
 import { VERSION } from './version.js';
 
@@ -296,6 +294,8 @@ trace
   .argument('<files...>', 'trace files in order (a rotated pair: <file>.1 <file>)')
   .action(async (files: string[]) => {
     endQuietlyWhenStdoutCloses();
+    // Loaded here: serving never needs the trace checker.
+    const { checkTrace, formatProblem } = await import('./trace/check.js');
     let printed = 0;
     let summary;
     try {
@@ -333,6 +333,7 @@ trace
   )
   .action(async (files: string[], opts: { output?: string; detail: number }) => {
     endQuietlyWhenStdoutCloses();
+    const { collectReport, renderReport } = await import('./trace/report.js');
     let html: string;
     try {
       html = await renderReport(await collectReport(files, { detail: opts.detail }));

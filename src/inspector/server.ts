@@ -11,8 +11,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { isIP, type AddressInfo, type Socket } from 'node:net';
-import { IntentError, quoteCaller } from '../core/errors.js';
+import type { AddressInfo, Socket } from 'node:net';
+import { IntentError } from '../core/errors.js';
+import { inspectorErrors, isLoopbackHost } from './errors.js';
 import type { HandoffTransition } from '../engine/inspection.js';
 import { HostOriginGuard } from '../server/hostOriginGuard.js';
 import type { Logger } from '../server/logger.js';
@@ -51,39 +52,7 @@ const HEARTBEAT_MS = 15_000;
 const FLUSH_MS = 50;
 const MAX_CONNECTIONS = 64;
 
-/** Whether a typed host is a loopback address (or `localhost`). */
-export function isLoopbackHost(host: string): boolean {
-  const text = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (text.toLowerCase() === 'localhost') return true;
-  const family = isIP(text);
-  if (family === 4) return /^127\./.test(text);
-  if (family === 6) return text === '::1' || /^::ffff:127\./i.test(text) || /^0:0:0:0:0:0:0:1$/.test(text);
-  return false;
-}
-
-export const inspectorErrors = {
-  notLoopback: (host: string) =>
-    new IntentError(
-      'CONFIG_INVALID',
-      `The inspector only listens on loopback; ${quoteCaller(host)} is not a loopback address (use 127.0.0.1, ::1 or localhost).`,
-    ),
-  cannotListen: (host: string, port: number, reason: string) =>
-    new IntentError(
-      'CONFIG_INVALID',
-      `The inspector cannot listen on ${quoteCaller(host)} port ${port} (${reason}); choose another --inspect port.`,
-    ),
-  /** `--inspect-host` alone would be silently ignored: the inspector is off without `--inspect`. */
-  hostWithoutInspect: () =>
-    new IntentError(
-      'CONFIG_INVALID',
-      '--inspect-host needs --inspect (the inspector is off without it); add --inspect [port] or drop --inspect-host.',
-    ),
-  portInvalid: (value: unknown) =>
-    new IntentError(
-      'CONFIG_INVALID',
-      `Inspector option port must be an integer from 0 to 65535 (got ${String(value).slice(0, 40)}).`,
-    ),
-};
+export { inspectorErrors, isLoopbackHost } from './errors.js';
 
 /**
  * The CSP of every answer: nothing from elsewhere — no external script, style, image, font, frame or connection; the
@@ -140,7 +109,11 @@ interface EventClient {
   pending: string;
 }
 
-/** Starts the inspector on loopback. Throws `CONFIG_INVALID` for a non-loopback host or a port it cannot bind. */
+/**
+ * Starts the inspector on loopback. Throws `CONFIG_INVALID` for a non-loopback host or a port it cannot bind. The
+ * inspector never keeps the process alive by itself (its listener and connections are unref'd): a stdio server still
+ * ends when its client closes stdin, page open or not.
+ */
 export async function serveInspector(model: InspectorModel, options: InspectorServeOptions): Promise<RunningInspector> {
   const host = options.host ?? '127.0.0.1';
   if (!isLoopbackHost(host)) throw inspectorErrors.notLoopback(host);
@@ -318,6 +291,8 @@ export async function serveInspector(model: InspectorModel, options: InspectorSe
     socket.end('HTTP/1.1 405 Method Not Allowed\r\nAllow: GET, HEAD\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
   });
   server.on('connection', (socket: Socket) => {
+    // A watching page (an SSE stream, a keep-alive connection) must not keep a finished server alive.
+    socket.unref();
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -332,6 +307,7 @@ export async function serveInspector(model: InspectorModel, options: InspectorSe
       resolve();
     });
   });
+  server.unref();
   const address = server.address() as AddressInfo;
   // What was actually bound counts, whatever the spelling of the host (localhost may resolve anywhere).
   if (!isLoopbackHost(address.address)) {

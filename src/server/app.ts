@@ -24,8 +24,9 @@ import type { HttpServeOptions, RunningHttpServer } from './http.js';
 import { createLogger, rateLimitedLog, type LogLevel, type Logger } from './logger.js';
 import { routedSessionIds } from './sessionRoute.js';
 import { serveOverStdio } from './stdio.js';
-import { isLoopbackHost, startInspector, type RunningInspector } from '../inspector/index.js';
-import { inspectorErrors } from '../inspector/server.js';
+// The inspector itself (page, listener, Graphviz) is imported only with --inspect; its flags are checked without it.
+import { inspectorErrors, isLoopbackHost } from '../inspector/errors.js';
+import type { RunningInspector } from '../inspector/index.js';
 import { TRACE_MAX_BYTES_DEFAULT, TraceWriter, checkTraceMaxBytes, traceErrors } from '../trace/writer.js';
 
 /** Command-line flags of `serve`; each overrides the config file. */
@@ -364,10 +365,14 @@ export async function startServe(
   const inspector =
     resolved.inspect === undefined
       ? undefined
-      : await startInspector(adapter, { ...resolved.inspect, logger }).catch(async (error: unknown) => {
-          await closeObservers();
-          throw error;
-        });
+      : await (
+          await import('../inspector/index.js')
+        )
+          .startInspector(adapter, { ...resolved.inspect, logger })
+          .catch(async (error: unknown) => {
+            await closeObservers();
+            throw error;
+          });
   if (inspector !== undefined) logger.info('inspector listening', { url: inspector.url });
   const closeInspector = async (): Promise<void> => {
     await inspector?.close();

@@ -3,13 +3,15 @@
  * HTTP, 3002 over stdio), and a refusal (one stderr line, exit 2) for a non-loopback inspector address, a bad port or a
  * port already taken.
  */
+import { get } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { INSPECT_STDIO_PORT, resolveServe } from '../../src/server/app.js';
-import { runCli } from '../support/serverProcess.js';
+import { ensureBuilt, runCli, startCli, stopAllChildren } from '../support/serverProcess.js';
 
 let blocker: Server | undefined;
 afterEach(async () => {
+  await stopAllChildren();
   const server = blocker;
   if (server !== undefined)
     await new Promise<void>((resolve) => {
@@ -49,6 +51,24 @@ describe('[S05-INSPECT-SECURITY] --inspect on the command', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(/^intent-mcp: --inspect-host needs --inspect/);
+  });
+
+  it('over stdio the command still ends when its client closes stdin, with a page watching the inspector', async () => {
+    await ensureBuilt();
+    const served = startCli(['serve', '--inspect', '0']);
+    const [, url = ''] = await served.waitForStderr(/inspector listening url=(\S+)/);
+    // A page's event stream stays open on the inspector (it kept the process alive before).
+    const stream = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+      get(`${url}api/events`, resolve).on('error', reject);
+    });
+    expect(stream.statusCode).toBe(200);
+    served.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    await served.waitForStdout(/"id":1/);
+    served.child.stdin?.end();
+    const exit = await served.waitForExit(15_000);
+    expect(exit.timedOut).toBe(false);
+    expect(exit.code).toBe(0);
+    stream.destroy();
   });
 
   it('refuses a bad port, and a port already taken: one line, exit 2', async () => {

@@ -22,13 +22,20 @@ import {
   writeConfig,
 } from '../support/serverProcess.js';
 
-/** An ESM loader hook, registered with --import, that appends the URL of every `openai` module loaded to a file. */
+/**
+ * An ESM loader hook, registered with --import, that appends to a file the URL of every module a plain stdio start must
+ * not load: `openai` (executor mode only), the inspector and Graphviz (`--inspect` only; its flag checks live in
+ * `inspector/errors.js`), the trace checker and report (their commands only).
+ */
 const TRACE_HOOK = `data:text/javascript,${encodeURIComponent(
   `import { register } from 'node:module';
 register('data:text/javascript,' + encodeURIComponent(
   'import { appendFileSync } from "node:fs";' +
   'export async function load(url, context, next) {' +
-  '  if (url.includes("/node_modules/openai/")) appendFileSync(process.env.INTENT_MCP_TRACE_FILE, url + "\\\\n");' +
+  '  const lazy = url.includes("/node_modules/openai/") || url.includes("/@hpcc-js/") ||' +
+  '    (url.includes("/dist/src/inspector/") && !url.endsWith("/errors.js")) ||' +
+  '    url.includes("/dist/src/trace/check") || url.includes("/dist/src/trace/report");' +
+  '  if (lazy) appendFileSync(process.env.INTENT_MCP_TRACE_FILE, url + "\\\\n");' +
   '  return next(url, context);' +
   '}'));`,
 )}`;
@@ -65,7 +72,7 @@ async function serveTraced(args: string[], env: Record<string, string> = {}) {
 }
 
 describe('cold start and size', () => {
-  it('[I13-LAZY-EXECUTOR] the stdio server in host mode never loads openai; in executor mode it does', async () => {
+  it('[I13-LAZY-EXECUTOR] the stdio server in host mode loads neither openai nor the inspector nor the trace checker; executor mode and --inspect do', async () => {
     const host = await serveTraced([]);
     expect(host.loaded).toEqual([]);
     const file = writeConfig(configDir(), 'executor.json', {
@@ -74,7 +81,10 @@ describe('cold start and size', () => {
     });
     const executor = await serveTraced(['--config', file], { TEST_KEY: 'k' });
     // The positive control: the hook does see openai when it is loaded.
-    expect(executor.loaded.length).toBeGreaterThan(0);
+    expect(executor.loaded.some((url) => url.includes('/node_modules/openai/'))).toBe(true);
+    // And the inspector when --inspect asks for it.
+    const inspected = await serveTraced(['--inspect', '0']);
+    expect(inspected.loaded.some((url) => url.includes('/dist/src/inspector/server.js'))).toBe(true);
   }, 40_000);
 
   it('[I13-TOOLS-LIST-SIZE] tools/list over stdio is at most 8 KB, and the listed intent_prepare embeds no result schema', async () => {
