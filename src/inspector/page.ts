@@ -252,9 +252,13 @@ ${sessionsTable(view)}
 `;
 }
 
-/** The `transition` SSE event's data: the record as it is, plus its colour class and its detail in words. */
+/**
+ * The `transition` SSE event's data: the record as it is, plus its colour class and its detail in words. Written as the
+ * record's own JSON with the two keys appended (the same text as stringifying a spread copy, at half the cost: this
+ * runs for every transition while a page watches).
+ */
 export function transitionEventData(t: HandoffTransition): string {
   const ending = endingOf(t);
   const kind = ending === undefined ? kindOfState(t.to) : kindOfEnding(ending);
-  return JSON.stringify({ ...t, kind, detail: stepDetail(t) });
+  return `${JSON.stringify(t).slice(0, -1)},"kind":"${kind}","detail":${JSON.stringify(stepDetail(t))}}`;
 }

@@ -11,6 +11,7 @@ import { HANDOFF_STATES } from '../../machines/handoff.js';
 import type { HandoffTransition } from '../../src/engine/inspection.js';
 import { InspectorModel, type InspectionSource } from '../../src/inspector/model.js';
 import { MIN_RENDER_INTERVAL_MS, diagramSvg } from '../../src/inspector/diagram.js';
+import { stepDetail, transitionEventData } from '../../src/inspector/page.js';
 import { serveInspector } from '../../src/inspector/server.js';
 import type { InspectorView } from '../../src/inspector/view.js';
 import { Intent } from '../../src/intent.js';
@@ -165,6 +166,40 @@ describe('[S05-INSPECT-TIMELINE] the inspector follows a request through the mac
 });
 
 describe('[S05-INSPECT-SSE] live updates over SSE', () => {
+  it("a transition event's data is the record with its kind and detail added, as valid JSON", () => {
+    const base = { at: '2026-12-01T05:00:00.000Z', sessionId: 's"1', requestId: 'r\u2028', instance: 'main' };
+    const records: HandoffTransition[] = [
+      { ...base, from: null, event: 'prepare', to: 'prepared', answer: 'none', validations: 0, mode: 'host' },
+      {
+        ...base,
+        from: 'prepared',
+        event: 'ACCEPT',
+        to: 'validating',
+        answer: 'validate',
+        validations: 1,
+        candidate: { bytes: 2105, hash: 'abcdef012345' },
+      },
+      { ...base, from: 'validating', event: 'VALIDATED', to: 'completed', answer: 'rejected', validations: 2 },
+      {
+        ...base,
+        from: 'prepared',
+        event: 'CANCEL',
+        to: 'cancelled',
+        answer: 'withdrawn',
+        validations: 0,
+        reason: 'refusal',
+      },
+    ];
+    const kinds = records.map((t) => (JSON.parse(transitionEventData(t)) as { kind: string }).kind);
+    expect(kinds).toEqual(['live', 'live', 'failed', 'failed']);
+    for (const t of records)
+      expect(JSON.parse(transitionEventData(t))).toEqual({
+        ...t,
+        kind: expect.any(String) as string,
+        detail: stepDetail(t),
+      });
+  });
+
   it('sends one transition event per record, and counts', async () => {
     const { adapter, base } = await start();
     const sse = await readSse(`${base}/api/events`);
