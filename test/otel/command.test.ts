@@ -5,12 +5,13 @@
  * ends). And an install without the optional SDK packages refuses `--otel` with one line, exit 2, while serving
  * without it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessByStdio } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SEED_ARGS, SEED_CANDIDATE } from '../support/mcpFixtures.js';
 import { rawSession, seedHandoff, prepareSeed } from '../support/httpHelpers.js';
@@ -108,38 +109,43 @@ const attrs = (list: OtlpAttribute[]): Record<string, unknown> =>
     ]),
   );
 
+/** Starts the built command over HTTP on loopback with --otel and `env`; resolves once it serves, with its URL. */
+async function serveHttpWithOtel(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcessByStdio<null, null, Readable>; url: string; stderr: () => string }> {
+  await ensureBuilt();
+  const child = spawn(
+    process.execPath,
+    [join(REPO_ROOT, CLI), 'serve', '--transport', 'http', '--host', '127.0.0.1', '--port', '0', '--otel'],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: childEnv(env) },
+  );
+  children.push(child);
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr.on('data', (chunk: string) => {
+      stderr += chunk;
+      const match = /serving over HTTP url=(http:\/\/\S+)/.exec(stderr);
+      if (match?.[1] !== undefined) resolve(match[1]);
+    });
+    child.once('exit', (code) => {
+      reject(new Error(`exited ${String(code)}: ${stderr}`));
+    });
+  });
+  return { child, url, stderr: () => stderr };
+}
+
 describe('the command exports spans to an OTLP/HTTP receiver [I11-OTEL-EXPORT]', () => {
   it('[I11-OTEL-EXPORT] over HTTP with http/json: every request a span with its events and attributes, flushed on SIGTERM', async () => {
     await ensureBuilt();
     const receiver = await startReceiver();
     receivers.push(receiver);
-    const child = spawn(
-      process.execPath,
-      [join(REPO_ROOT, CLI), 'serve', '--transport', 'http', '--host', '127.0.0.1', '--port', '0', '--otel'],
-      {
-        cwd: REPO_ROOT,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: childEnv({
-          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-          OTEL_SERVICE_NAME: 'intent-mcp-under-test',
-        }),
-      },
-    );
-    children.push(child);
-    let stderr = '';
-    child.stderr.setEncoding('utf8');
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (chunk: string) => {
-        stderr += chunk;
-        const match = /serving over HTTP url=(http:\/\/\S+)/.exec(stderr);
-        if (match?.[1] !== undefined) resolve(match[1]);
-      });
-      child.once('exit', (code) => {
-        reject(new Error(`exited ${String(code)}: ${stderr}`));
-      });
+    const { child, url, stderr } = await serveHttpWithOtel({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'intent-mcp-under-test',
     });
-    expect(stderr).toContain('exporting OpenTelemetry spans protocol=http/json');
+    expect(stderr()).toContain('exporting OpenTelemetry spans protocol=http/json');
     const session = await rawSession(url);
     const done = await seedHandoff(session.callTool);
     const live = await prepareSeed(session.callTool);
@@ -323,39 +329,20 @@ describe('export failures are rate-limited on stderr', () => {
           }),
         ),
     });
-    const child = spawn(
-      process.execPath,
-      [join(REPO_ROOT, CLI), 'serve', '--transport', 'http', '--host', '127.0.0.1', '--port', '0', '--otel'],
-      {
-        cwd: REPO_ROOT,
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: childEnv({
-          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-          // One span per batch, sent at once: one failed export per request.
-          OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1',
-          OTEL_BSP_SCHEDULE_DELAY: '1',
-        }),
-      },
-    );
-    children.push(child);
-    let stderr = '';
-    child.stderr.setEncoding('utf8');
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stderr.on('data', (chunk: string) => {
-        stderr += chunk;
-        const match = /serving over HTTP url=(http:\/\/\S+)/.exec(stderr);
-        if (match?.[1] !== undefined) resolve(match[1]);
-      });
-      child.once('exit', (code) => {
-        reject(new Error(`exited ${String(code)}: ${stderr}`));
-      });
+    const { child, url, stderr } = await serveHttpWithOtel({
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      // One span per batch, sent at once: one failed export per request.
+      OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '1',
+      OTEL_BSP_SCHEDULE_DELAY: '1',
     });
     const session = await rawSession(url);
     for (let i = 0; i < 30; i += 1) await seedHandoff(session.callTool);
     child.kill('SIGTERM');
     expect(await exitOf(child)).toBe(0);
-    const failures = stderr.split('\n').filter((l) => l.includes('opentelemetry'));
+    const failures = stderr()
+      .split('\n')
+      .filter((l) => l.includes('opentelemetry'));
     // At least one failure was reported, at most the per-minute budget of them; the rest are counted in a summary.
     expect(failures.length).toBeGreaterThan(0);
     expect(failures.length).toBeLessThanOrEqual(6);
