@@ -36,8 +36,11 @@ let lastRenderAt = Number.NEGATIVE_INFINITY;
 const cache = new Map<string, { dot: string; svg: Promise<string> }>();
 
 /**
- * The SVG of a picture (an `<svg>` element, no XML prolog) and whether it shows the current counts: rendered when it
- * changed, at most once per {@link MIN_RENDER_INTERVAL_MS} (a picture never drawn before is always rendered).
+ * The SVG of a picture (an `<svg>` element, no XML prolog) and whether it is the picture asked for with the current
+ * counts: rendered when it changed, at most once per {@link MIN_RENDER_INTERVAL_MS} in all. Within that interval a
+ * picture drawn before is served as it was, and one never drawn (another selected request, another path) gets the
+ * latest picture drawn, both marked not current; only the very first picture is rendered at once. So a caller cycling
+ * through many `?request=` ids cannot make renders back to back.
  */
 export function diagramSvg(picture: DiagramPicture, now = Date.now()): { svg: Promise<string>; current: boolean } {
   const path = (picture.path ?? []).map((t) => edgeOf(t)).filter((id) => id !== undefined);
@@ -49,7 +52,11 @@ export function diagramSvg(picture: DiagramPicture, now = Date.now()): { svg: Pr
   const shape = JSON.stringify([picture.highlight ?? null, path]);
   const hit = cache.get(shape);
   if (hit !== undefined && hit.dot === dot) return { svg: hit.svg, current: true };
-  if (hit !== undefined && now - lastRenderAt < MIN_RENDER_INTERVAL_MS) return { svg: hit.svg, current: false };
+  if (now - lastRenderAt < MIN_RENDER_INTERVAL_MS) {
+    if (hit !== undefined) return { svg: hit.svg, current: false };
+    const latest = [...cache.values()].at(-1);
+    if (latest !== undefined) return { svg: latest.svg, current: false };
+  }
   lastRenderAt = now;
   const svg = renderSvg(dot);
   cache.delete(shape);

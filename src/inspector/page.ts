@@ -88,7 +88,7 @@ const SCRIPT = `
   var es=new EventSource('/api/events'+(sel?'?request='+encodeURIComponent(sel):''));
   var status=document.getElementById('live-status');
   function set(id,v){var e=document.getElementById(id);if(e)e.textContent=String(v);}
-  var dirty=false,busy=false;
+  var dg=document.getElementById('diagram');var dirty=!!dg&&dg.getAttribute('data-current')==='no',busy=false;
   function refreshDiagram(){if(busy||!dirty)return;busy=true;dirty=false;
     fetch('/api/diagram.svg'+location.search).then(function(r){if(r.headers.get('x-diagram-current')==='no')dirty=true;return r.ok?r.text():null}).then(function(t){
       if(t!==null){var d=document.getElementById('diagram');if(d)d.innerHTML=t;}busy=false;}).catch(function(){busy=false;});}
@@ -233,7 +233,7 @@ function sessionsTable(view: InspectorView): string {
 }
 
 /** The whole page. `svg` is the rendered diagram; `nonce` authorises the inline script under the CSP. */
-export function renderPage(view: InspectorView, svg: string, nonce: string): string {
+export function renderPage(view: InspectorView, svg: string, nonce: string, diagramCurrent = true): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>intent-mcp inspector</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -241,7 +241,7 @@ export function renderPage(view: InspectorView, svg: string, nonce: string): str
 <style nonce="${nonce}">${STYLE}</style></head>
 <body>${header(view)}
 <h2>Handoff machine</h2>${countsSection(view)}
-<div id="diagram">${svg}</div>
+<div id="diagram" data-current="${diagramCurrent ? 'yes' : 'no'}">${svg}</div>
 ${selectedSection(view)}
 <h2>Filter</h2>${filters(view)}
 ${liveTable(view)}

@@ -237,13 +237,17 @@ export async function serveInspector(model: InspectorModel, options: InspectorSe
     switch (path) {
       case '/': {
         const view = buildView(model, query, now());
-        const svg = await diagramSvg({
+        const picture = diagramSvg({
           counts: view.counts,
           highlight: view.selected?.state,
           path: view.selected?.steps,
-        }).svg;
+        });
+        const svg = await picture.svg;
         const nonce = randomBytes(16).toString('base64');
-        send(res, 200, 'text/html; charset=utf-8', renderPage(view, svg, nonce), head, { 'x-nonce': nonce });
+        // An older picture (render budget spent) makes the page's script ask for the current one.
+        send(res, 200, 'text/html; charset=utf-8', renderPage(view, svg, nonce, picture.current), head, {
+          'x-nonce': nonce,
+        });
         return;
       }
       case '/api/snapshot':

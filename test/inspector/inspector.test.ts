@@ -450,6 +450,27 @@ describe('[S05-INSPECT-BOUNDED] the inspector stays bounded under a flood', () =
     expect(await later.svg).toMatch(/^<svg/);
   });
 
+  it('a picture never drawn (another ?request= path) waits for the render budget too: the latest picture, not current', async () => {
+    const counts = {
+      states: { prepared: 1, validating: 0, correcting: 0, completed: 0, cancelled: 0, expired: 0 },
+      edges: { [START_EDGE]: 1 },
+      transitions: 1,
+    };
+    const t = 5_000_000_000_000; // far from the other tests' clocks: the render budget is per process
+    const drawn = diagramSvg({ counts, highlight: 'prepared' }, t);
+    expect(drawn.current).toBe(true);
+    // Distinct highlights within the interval, as a caller cycling through request ids would ask: no render.
+    for (const [i, highlight] of (['validating', 'correcting', 'completed', 'cancelled'] as const).entries()) {
+      const other = diagramSvg({ counts, highlight }, t + 10 + i);
+      expect(other.current).toBe(false);
+      expect(other.svg).toBe(drawn.svg);
+    }
+    const later = diagramSvg({ counts, highlight: 'expired' }, t + MIN_RENDER_INTERVAL_MS);
+    expect(later.current).toBe(true);
+    expect(later.svg).not.toBe(drawn.svg);
+    expect(await later.svg).toMatch(/^<svg/);
+  });
+
   it('drops an SSE client that stops reading instead of buffering for it', async () => {
     const source = fakeSource();
     const model = new InspectorModel(source, { maxRequests: 10 });
@@ -519,7 +540,7 @@ describe('[S05-INSPECT-DIAGRAM] the page draws the machine generated from its de
   it("names exactly the machine's states and transitions", async () => {
     const { base } = await start();
     const page = await get(`${base}/`);
-    const svg = /<div id="diagram">([\s\S]*?)<\/div>/.exec(page.text)?.[1] ?? '';
+    const svg = /<div id="diagram"[^>]*>([\s\S]*?)<\/div>/.exec(page.text)?.[1] ?? '';
     expect(svg.startsWith('<svg')).toBe(true);
     const model = describeMachine();
     const ids = [...svg.matchAll(/<g id="(state|edge)-([^"]+)"/g)];
