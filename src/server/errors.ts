@@ -5,7 +5,8 @@
  * wire answers for lines it cannot deliver. Each message says what to do next and quotes at most a short prefix of
  * anything an operator or a caller typed.
  */
-import { IntentError, QUOTE_MAX_CHARS, quoteCaller } from '../core/errors.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { IntentError, QUOTE_MAX_CHARS, callerPrefix, quoteCaller } from '../core/errors.js';
 
 /** How much of an option value given in code (a number, normally) a message quotes. */
 const OPTION_VALUE_CHARS = 40;
@@ -199,3 +200,45 @@ export const stdioRefusals = {
     reason: 'not JSON-RPC',
   }),
 };
+
+/**
+ * Longest JSON-RPC error message the server sends. Our own errors quote at most 64 characters of caller text; this bounds
+ * the SDK's, which quote it whole ("Prompt <name> not found", "Resource not found: <uri>", "No skill is served at
+ * <uri>": a 1 MB URI came back whole).
+ */
+export const MAX_PROTOCOL_ERROR_MESSAGE_CHARS = 128;
+/** Largest `data` (as JSON) of a JSON-RPC error the server sends; a larger one (it echoed the caller's input) is dropped. */
+export const MAX_PROTOCOL_ERROR_DATA_CHARS = 1024;
+
+/** Whether `value` serialises to JSON of at most `max` characters (a value that cannot be serialised does not fit). */
+function fitsAsJson(value: unknown, max: number): boolean {
+  try {
+    const text = JSON.stringify(value) as string | undefined;
+    return text !== undefined && text.length <= max;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A JSON-RPC message on its way out, with an error response bounded: its message cut to
+ * {@link MAX_PROTOCOL_ERROR_MESSAGE_CHARS} (then "…"), an oversized `data` dropped; code and id kept. Every other
+ * message is returned as it is (the same object). Both transports send through it.
+ */
+export function boundProtocolError(message: JSONRPCMessage): JSONRPCMessage {
+  if (!('error' in message)) return message;
+  const { error } = message;
+  const text = typeof error.message === 'string' ? error.message : String(error.message);
+  const fitsMessage = text.length <= MAX_PROTOCOL_ERROR_MESSAGE_CHARS;
+  const keepData = error.data === undefined || fitsAsJson(error.data, MAX_PROTOCOL_ERROR_DATA_CHARS);
+  if (fitsMessage && keepData) return message;
+  const { data, ...rest } = error;
+  return {
+    ...message,
+    error: {
+      ...rest,
+      message: fitsMessage ? text : callerPrefix(text, MAX_PROTOCOL_ERROR_MESSAGE_CHARS),
+      ...(keepData && data !== undefined ? { data } : {}),
+    },
+  };
+}

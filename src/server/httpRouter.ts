@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { IntentMcpAdapter } from '../mcp/adapter.js';
 import { HEALTH_PATH, SERVER_DEFAULTS } from './config.js';
-import { httpRefusals, type HttpRefusal } from './errors.js';
+import { boundProtocolError, httpRefusals, type HttpRefusal } from './errors.js';
 import type { HostOriginGuard } from './hostOriginGuard.js';
 import { BodyRefused, readBody, type BodyBudget } from './httpBody.js';
 import type { HttpSession, HttpSessionRegistry } from './httpSessions.js';
@@ -232,6 +232,10 @@ export class HttpRouter {
           if (session !== undefined) await sessions.close(session, 'DELETE');
         },
       });
+      // Every message the SDK sends on this session leaves through the transport's public send: error responses are
+      // bounded there, as on stdio (the SDK's own errors quote a caller's URI or name whole).
+      const send = transport.send.bind(transport);
+      transport.send = (message, options) => send(boundProtocolError(message), options);
       await server.server.connect(transport);
       await transport.handleRequest(req, res, body);
     } finally {

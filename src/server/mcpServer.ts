@@ -4,8 +4,6 @@
  * connection (see `mountIntentMcpTools`), so a probe instance that never gets a call leaks nothing.
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { callerPrefix } from '../core/errors.js';
-import { storedRequestHandler } from '../mcp/sdkInternals.js';
 import { PROTOCOL_VERSIONS, type IntentMcpAdapter } from '../mcp/adapter.js';
 import { VERSION } from '../version.js';
 import { mountIntentMcpTools } from '../mcp/mount.js';
@@ -47,55 +45,5 @@ export async function createMountedServer(
   const mount = await mountIntentMcpTools(adapter, server, label === undefined ? {} : { label });
   // The Skill that tells a host model how to run a handoff, discoverable over MCP (issue 13; skill.ts).
   await attachBundledSkill(server);
-  boundSdkErrors(server);
   return { server, drain: () => mount.close() };
-}
-
-/**
- * Methods the SDK answers itself for the Skill and the prompt, whose errors quote the caller's text whole: "Prompt
- * <name> not found", "Resource not found: <uri>" with the URI again in `data` (a 100 KB URI made a 200 KB error).
- */
-const ECHOING_METHODS = ['prompts/get', 'resources/read', 'completion/complete'] as const;
-/** Longest error message those methods answer with; longer ones are cut like every caller quote. */
-const SDK_ERROR_MESSAGE_CHARS = 256;
-/** Largest `data` (as JSON) those errors keep; a larger one (it carries the caller's URI) is dropped. */
-const SDK_ERROR_DATA_CHARS = 1024;
-
-/** Whether `value` serialises to JSON of at most `max` characters (a value that cannot be serialised does not fit). */
-function fitsAsJson(value: unknown, max: number): boolean {
-  try {
-    const text = JSON.stringify(value) as string | undefined;
-    return text !== undefined && text.length <= max;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Bounds what the SDK's own handlers echo back in an error (the standard: an error quotes at most a short prefix of
- * the caller's text): each handler of {@link ECHOING_METHODS} is wrapped, and an error it throws leaves with its
- * message cut and an oversized `data` dropped; code and kind are kept.
- */
-function boundSdkErrors(server: McpServer): void {
-  const protocol = server.server;
-  for (const method of ECHOING_METHODS) {
-    const original = storedRequestHandler(protocol, 'v2', method);
-    if (original === undefined) continue;
-    (protocol as unknown as { setRequestHandler(m: string, h: typeof original): void }).setRequestHandler(
-      method,
-      async (request, ctx) => {
-        try {
-          return await original(request, ctx);
-        } catch (error) {
-          if (error instanceof Error) {
-            if (error.message.length > SDK_ERROR_MESSAGE_CHARS)
-              error.message = callerPrefix(error.message, SDK_ERROR_MESSAGE_CHARS);
-            const holder = error as Error & { data?: unknown };
-            if (holder.data !== undefined && !fitsAsJson(holder.data, SDK_ERROR_DATA_CHARS)) holder.data = undefined;
-          }
-          throw error;
-        }
-      },
-    );
-  }
 }

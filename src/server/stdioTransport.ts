@@ -17,7 +17,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/server';
 import { SERVER_DEFAULTS } from './config.js';
-import { stdioRefusals, type StdioRefusal } from './errors.js';
+import { boundProtocolError, stdioRefusals, type StdioRefusal } from './errors.js';
 
 /** Longest `id` value (as raw JSON text) the oversize scanner keeps; a longer one is answered with id `null`. */
 const MAX_ID_TEXT = 256;
@@ -216,7 +216,7 @@ export class StdioLineTransport implements Transport {
     // whole message, a second serialisation-sized walk of every reply (issue 12).
     if (!('method' in message) && 'id' in message && (typeof message.id === 'string' || typeof message.id === 'number'))
       this.#settle(message.id);
-    return this.#write(serializeMessage(message));
+    return this.#write(serializeMessage(boundProtocolError(message)));
   }
 
   close(): Promise<void> {

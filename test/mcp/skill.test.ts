@@ -211,6 +211,10 @@ describe('the Skill over MCP, from the built command on stdio [I13-SKILL-MCP]', 
       const read = await refusal(client.readResource({ uri: `skill://${'x'.repeat(100_000)}` }));
       expect(read).toMatch(/Resource not found: skill:\/\/x+…/);
       expect(read.length).toBeLessThan(600);
+      // The Skills extension's own method too ("No skill is served at <uri>").
+      const skill = await refusal(new SkillsClient(client).get(`skill://${'s'.repeat(100_000)}`));
+      expect(skill).toMatch(/No skill is served at skill:\/\/s+…/);
+      expect(skill.length).toBeLessThan(600);
       const prompt = await refusal(client.getPrompt({ name: 'p'.repeat(100_000) }));
       expect(prompt).toMatch(/Prompt p+…/);
       expect(prompt.length).toBeLessThan(600);

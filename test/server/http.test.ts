@@ -12,6 +12,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Intent } from '../../src/intent.js';
 import { createIntentMcpAdapter } from '../../src/mcp/adapter.js';
+import { MAX_PROTOCOL_ERROR_MESSAGE_CHARS, boundProtocolError } from '../../src/server/errors.js';
 import { MAX_BODY_BYTES } from '../../src/server/http.js';
 import { startBuiltServer, type ChildServer } from '../support/httpChild.js';
 import {
@@ -89,6 +90,43 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
       expect(await healthSessions(s.base)).toBe(1);
     },
   );
+
+  it("[H08-ERROR-BOUND] the SDK's own errors (unknown skill, resource, prompt) are cut to a short message, and the session goes on", async () => {
+    const s = await server();
+    const session = await rawSession(s.url);
+    const huge = 'u'.repeat(200_000);
+    for (const [method, params] of [
+      ['skills/get', { uri: `skill://${huge}` }],
+      ['resources/read', { uri: `skill://${huge}` }],
+      ['prompts/get', { name: huge }],
+    ] as const) {
+      const res = await session.post({ jsonrpc: '2.0', id: 7, method, params });
+      const error = messageOf(res).error as { code: number; message: string; data?: unknown };
+      expect(error.code, method).toBe(-32602);
+      expect(error.message.length, method).toBeLessThanOrEqual(MAX_PROTOCOL_ERROR_MESSAGE_CHARS + 1);
+      expect(error.message.endsWith('…'), method).toBe(true);
+      expect(res.text.length, method).toBeLessThan(2_000);
+    }
+    await seedHandoff(session.callTool);
+  });
+
+  it('[H08-ERROR-BOUND] boundProtocolError: cuts long messages, drops oversized data, leaves everything else as it is', () => {
+    const ok = { jsonrpc: '2.0' as const, id: 1, result: { text: 'x'.repeat(10_000) } };
+    expect(boundProtocolError(ok)).toBe(ok);
+    const small = { jsonrpc: '2.0' as const, id: 2, error: { code: -32602, message: 'short', data: { uri: 'a' } } };
+    expect(boundProtocolError(small)).toBe(small);
+    const big = {
+      jsonrpc: '2.0' as const,
+      id: 3,
+      error: { code: -32602, message: `Resource not found: ${'x'.repeat(5_000)}`, data: { uri: 'x'.repeat(5_000) } },
+    };
+    const bounded = boundProtocolError(big) as typeof big;
+    expect(bounded).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      error: { code: -32602, message: `Resource not found: ${'x'.repeat(MAX_PROTOCOL_ERROR_MESSAGE_CHARS - 20)}…` },
+    });
+  });
 
   it('prepare and accept over raw POSTs of one session; the accept reply is the golden text, and a replay is too', async () => {
     const s = await server();
