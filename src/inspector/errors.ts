@@ -5,13 +5,22 @@
 import { isIP } from 'node:net';
 import { IntentError, quoteCaller } from '../core/errors.js';
 
-/** Whether a typed host is a loopback address (or `localhost`). */
+/** A typed host without the brackets of an IPv6 literal (`[::1]` is listened on as `::1`). */
+export function unbracketed(host: string): string {
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+/**
+ * Whether a typed host is a loopback address the inspector can be reached at: `localhost`, any `127.x.y.z`, or `::1`
+ * (also spelled `0:0:0:0:0:0:0:1`, bracketed or not). An IPv4-mapped `::ffff:127.x.y.z` is refused: browsers rewrite it
+ * (`[::ffff:7f00:1]`), so no page could name it in its Host header.
+ */
 export function isLoopbackHost(host: string): boolean {
-  const text = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const text = unbracketed(host);
   if (text.toLowerCase() === 'localhost') return true;
   const family = isIP(text);
   if (family === 4) return /^127\./.test(text);
-  if (family === 6) return text === '::1' || /^::ffff:127\./i.test(text) || /^0:0:0:0:0:0:0:1$/.test(text);
+  if (family === 6) return text === '::1' || /^0:0:0:0:0:0:0:1$/.test(text);
   return false;
 }
 

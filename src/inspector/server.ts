@@ -13,14 +13,14 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { IntentError } from '../core/errors.js';
-import { inspectorErrors, isLoopbackHost } from './errors.js';
+import { inspectorErrors, isLoopbackHost, unbracketed } from './errors.js';
 import type { HandoffTransition } from '../engine/inspection.js';
 import { HostOriginGuard } from '../server/hostOriginGuard.js';
 import type { Logger } from '../server/logger.js';
 import { diagramSvg } from './diagram.js';
 import type { InspectorModel } from './model.js';
 import { bytes, renderPage, transitionEventData } from './page.js';
-import { buildView, parseQuery, type InspectorQuery } from './view.js';
+import { buildView, liveSummary, parseQuery, type InspectorQuery } from './view.js';
 
 export interface InspectorServeOptions {
   /** A loopback address (`127.0.0.1`, another `127.x.y.z`, `::1` or `localhost`). Default `127.0.0.1`. */
@@ -52,7 +52,7 @@ const HEARTBEAT_MS = 15_000;
 const FLUSH_MS = 50;
 const MAX_CONNECTIONS = 64;
 
-export { inspectorErrors, isLoopbackHost } from './errors.js';
+export { inspectorErrors, isLoopbackHost, unbracketed } from './errors.js';
 
 /**
  * The CSP of every answer: nothing from elsewhere — no external script, style, image, font, frame or connection; the
@@ -124,7 +124,8 @@ export async function serveInspector(model: InspectorModel, options: InspectorSe
   if (!Number.isInteger(maxClients) || maxClients < 1)
     throw new IntentError('CONFIG_INVALID', `Inspector option maxEventClients must be an integer of at least 1.`);
   const logger = options.logger;
-  const guard = new HostOriginGuard(options.port, undefined);
+  // Re-made once bound: the address actually bound (another 127.x.y.z, say) is a Host the page is reached at too.
+  let guard = new HostOriginGuard(options.port, undefined);
   const clients = new Set<EventClient>();
   const sockets = new Set<Socket>();
 
@@ -154,10 +155,10 @@ export async function serveInspector(model: InspectorModel, options: InspectorSe
     }
   };
   const countsEvent = (): string => {
-    const snapshot = model.snapshot();
-    let live = 0;
-    for (const s of snapshot.sessions) live += s.live.length;
-    const data = { ...model.counts(), live, store: { ...snapshot.store, bytesText: bytes(snapshot.store.bytes) } };
+    // From the view's cached live index: with thousands of live requests an engine snapshot every 250 ms would cost a
+    // large share of the event loop.
+    const { live, store } = liveSummary(model);
+    const data = { ...model.counts(), live, store: { ...store, bytesText: bytes(store.bytes) } };
     return `event: counts\ndata: ${JSON.stringify(data)}\n\n`;
   };
   const unsubscribe = model.onTransition((t: HandoffTransition) => {
@@ -306,7 +307,7 @@ export async function serveInspector(model: InspectorModel, options: InspectorSe
       reject(inspectorErrors.cannotListen(host, options.port, error.code ?? error.message));
     };
     server.once('error', onError);
-    server.listen(options.port, host, () => {
+    server.listen(options.port, unbracketed(host), () => {
       server.off('error', onError);
       resolve();
     });
@@ -322,9 +323,12 @@ export async function serveInspector(model: InspectorModel, options: InspectorSe
     );
     throw inspectorErrors.notLoopback(address.address);
   }
-  guard.bindTo(address.port);
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${shown}:${address.port}/`;
+  guard = new HostOriginGuard(address.port, {
+    origin: `http://${shown}:${address.port}`,
+    host: `${shown}:${address.port}`,
+  });
   return {
     url,
     port: address.port,

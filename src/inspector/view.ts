@@ -5,7 +5,7 @@
  */
 import { HANDOFF_STATES, VALIDATION_BUDGET, type HandoffState } from '../../machines/handoff.js';
 import { IntentError, quoteCaller } from '../core/errors.js';
-import type { CandidateView, HandoffTransition } from '../engine/inspection.js';
+import type { CandidateView, EngineSnapshot, HandoffTransition } from '../engine/inspection.js';
 import type { TerminalStoreUsage } from '../engine/terminalStore.js';
 import {
   kindOfEnding,
@@ -168,39 +168,115 @@ export interface InspectorView {
   inspector: ReturnType<InspectorModel['usage']> & { maxRequests: number; maxSteps: number; maxRecent: number };
 }
 
-/** Builds the view of one page or snapshot request. `now` is the inspector's clock in ms. */
-export function buildView(model: InspectorModel, query: InspectorQuery, now: number): InspectorView {
+/** A live request as the list shows it, before the clock of one page request is applied. */
+interface LiveEntry {
+  requestId: string;
+  sessionId: string;
+  instance: string;
+  state: HandoffState;
+  validations: number;
+  preparedAt: string;
+  preparedMs: number;
+  expiresAt?: string;
+  expiresMs?: number;
+  candidate?: CandidateView;
+}
+
+/** Every live request of the engine, oldest first, with what the view needs of the engine snapshot around them. */
+interface LiveIndex {
+  snapshot: EngineSnapshot;
+  entries: LiveEntry[];
+  instances: string[];
+  /** When it was built and how long that took (`performance.now()`, ms). */
+  builtAt: number;
+  costMs: number;
+}
+
+/**
+ * How stale the live index may get, as a multiple of what building it cost: with thousands of live requests a build
+ * takes tens of milliseconds on the MCP server's event loop, so a caller polling `/api/snapshot` (any web page can make
+ * a browser send such a GET) gets at most one build per ten build-times, about a tenth of the loop; with a few requests
+ * a build takes microseconds and every request sees a fresh one.
+ */
+const LIVE_INDEX_COST_FACTOR = 10;
+const liveIndexes = new WeakMap<InspectorModel, LiveIndex>();
+
+function liveIndex(model: InspectorModel): LiveIndex {
+  const started = performance.now();
+  const cached = liveIndexes.get(model);
+  if (cached !== undefined && started - cached.builtAt < LIVE_INDEX_COST_FACTOR * cached.costMs) return cached;
   const snapshot = model.snapshot();
-  const rows: LiveRow[] = [];
+  const entries: LiveEntry[] = [];
   const instances = new Set<string>();
-  let total = 0;
   for (const session of snapshot.sessions) {
     for (const live of session.live) {
-      total += 1;
       instances.add(live.instance);
-      if (!passesFilters(query, session.id, live.instance, live.state)) continue;
-      const row: LiveRow = {
+      const entry: LiveEntry = {
         requestId: live.requestId,
         sessionId: session.id,
         instance: live.instance,
         state: live.state,
-        kind: kindOfState(live.state),
         validations: live.validations,
-        budget: VALIDATION_BUDGET,
         preparedAt: live.preparedAt,
-        ageMs: Math.max(0, now - Date.parse(live.preparedAt)),
+        preparedMs: Date.parse(live.preparedAt),
       };
       if (live.expiresAt !== undefined) {
-        row.expiresAt = live.expiresAt;
-        row.deadlineInMs = Date.parse(live.expiresAt) - now;
+        entry.expiresAt = live.expiresAt;
+        entry.expiresMs = Date.parse(live.expiresAt);
       }
-      if (live.candidate !== undefined) row.candidate = live.candidate;
-      rows.push(row);
+      if (live.candidate !== undefined) entry.candidate = live.candidate;
+      entries.push(entry);
     }
   }
   // Oldest first: the request that has waited longest is the one a person debugging looks for.
-  rows.sort((a, b) => b.ageMs - a.ageMs);
-  const pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
+  entries.sort((a, b) => a.preparedMs - b.preparedMs);
+  const built: LiveIndex = {
+    snapshot,
+    entries,
+    instances: [...instances].sort(),
+    builtAt: performance.now(),
+    costMs: performance.now() - started,
+  };
+  liveIndexes.set(model, built);
+  return built;
+}
+
+/** How many requests are live and the terminal store's usage, from the same cached index (for the SSE `counts`). */
+export function liveSummary(model: InspectorModel): { live: number; store: TerminalStoreUsage } {
+  const { entries, snapshot } = liveIndex(model);
+  return { live: entries.length, store: snapshot.store };
+}
+
+/** The row of a live request as of `now`. */
+function liveRow(entry: LiveEntry, now: number): LiveRow {
+  const row: LiveRow = {
+    requestId: entry.requestId,
+    sessionId: entry.sessionId,
+    instance: entry.instance,
+    state: entry.state,
+    kind: kindOfState(entry.state),
+    validations: entry.validations,
+    budget: VALIDATION_BUDGET,
+    preparedAt: entry.preparedAt,
+    ageMs: Math.max(0, now - entry.preparedMs),
+  };
+  if (entry.expiresAt !== undefined && entry.expiresMs !== undefined) {
+    row.expiresAt = entry.expiresAt;
+    row.deadlineInMs = entry.expiresMs - now;
+  }
+  if (entry.candidate !== undefined) row.candidate = entry.candidate;
+  return row;
+}
+
+/**
+ * Builds the view of one page or snapshot request. `now` is the inspector's clock in ms. The live requests come from
+ * a cached index of the engine snapshot ({@link LIVE_INDEX_COST_FACTOR}); per request only the filters run over it
+ * and only the page's rows are built.
+ */
+export function buildView(model: InspectorModel, query: InspectorQuery, now: number): InspectorView {
+  const { snapshot, entries, instances } = liveIndex(model);
+  const matching = entries.filter((e) => passesFilters(query, e.sessionId, e.instance, e.state));
+  const pages = Math.max(1, Math.ceil(matching.length / PAGE_SIZE));
   const page = Math.min(query.page, pages);
   const recent: RecentRow[] = [];
   for (const r of model.recent()) {
@@ -254,14 +330,14 @@ export function buildView(model: InspectorModel, query: InspectorQuery, now: num
       live: s.live.length,
     })),
     sessionsTotal: snapshot.sessions.length,
-    instances: [...instances].sort(),
+    instances,
     live: {
-      total,
-      matching: rows.length,
+      total: entries.length,
+      matching: matching.length,
       page,
       pages,
       pageSize: PAGE_SIZE,
-      rows: rows.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE),
+      rows: matching.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE).map((entry) => liveRow(entry, now)),
     },
     recent,
     selected,

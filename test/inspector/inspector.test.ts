@@ -332,11 +332,45 @@ describe('[S05-INSPECT-SECURITY] Host / Origin, GET only, loopback only, bounded
     const adapter = createIntentMcpAdapter({ mode: 'host', instances: { main: new Intent({}) } });
     const model = new InspectorModel(adapter);
     try {
-      for (const host of ['0.0.0.0', '::', '192.168.1.10', '10.0.0.1', 'example.com', '0', '[::]', '::ffff:10.0.0.1'])
+      // An IPv4-mapped loopback is loopback, but browsers rewrite it ([::ffff:7f00:1]): its URL could never be opened.
+      for (const host of [
+        '0.0.0.0',
+        '::',
+        '192.168.1.10',
+        '10.0.0.1',
+        'example.com',
+        '0',
+        '[::]',
+        '::ffff:10.0.0.1',
+        '::ffff:127.0.0.1',
+      ])
         await expect(serveInspector(model, { host, port: 0, logger: silentLogger }), host).rejects.toMatchObject({
           code: 'CONFIG_INVALID',
           message: expect.stringMatching(/only listens on loopback/) as unknown,
         });
+    } finally {
+      model.close();
+      await adapter.close();
+    }
+  });
+
+  it('the URL it logs answers on every loopback spelling it accepts (another 127.x.y.z, [::1])', async () => {
+    const adapter = createIntentMcpAdapter({ mode: 'host', instances: { main: new Intent({}) } });
+    const model = new InspectorModel(adapter);
+    try {
+      for (const host of ['127.0.0.2', '[::1]', '::1', 'localhost']) {
+        const served = await serveInspector(model, { host, port: 0, logger: silentLogger });
+        try {
+          const page = await get(`${served.url}api/snapshot`);
+          expect(page.status, `${host}: ${served.url}`).toBe(200);
+          // Still exact: another loopback address on the same port is a foreign Host.
+          expect(
+            (await get(`${served.url}api/snapshot`, { headers: { host: `127.0.0.3:${served.port}` } })).status,
+          ).toBe(403);
+        } finally {
+          await served.close();
+        }
+      }
     } finally {
       model.close();
       await adapter.close();

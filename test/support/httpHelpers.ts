@@ -87,13 +87,18 @@ export interface RawRequestOptions {
   signal?: AbortSignal;
 }
 
+/** The host to connect to: WHATWG keeps an IPv6 literal's brackets in `hostname` ("[::1]"), node wants it bare. */
+function bareHost(target: URL): string {
+  return target.hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
 /** One HTTP/1.1 request with exact headers; resolves with the whole response body. */
 export function rawRequest(url: string, options: RawRequestOptions = {}): Promise<RawResponse> {
   const target = new URL(url);
   return new Promise<RawResponse>((resolve, reject) => {
     const req = httpRequest(
       {
-        host: target.hostname,
+        host: bareHost(target),
         port: target.port,
         path: target.pathname + target.search,
         method: options.method ?? 'GET',
@@ -291,7 +296,7 @@ export function openSse(url: string, headers: Record<string, string>): Promise<S
     });
     const req = httpRequest(
       {
-        host: target.hostname,
+        host: bareHost(target),
         port: target.port,
         path: target.pathname,
         method: 'GET',
