@@ -13,7 +13,7 @@ import { InspectorModel, type InspectionSource } from '../../src/inspector/model
 import { MIN_RENDER_INTERVAL_MS, diagramSvg } from '../../src/inspector/diagram.js';
 import { stepDetail, transitionEventData } from '../../src/inspector/page.js';
 import { serveInspector } from '../../src/inspector/server.js';
-import type { InspectorView } from '../../src/inspector/view.js';
+import { buildView, type InspectorView } from '../../src/inspector/view.js';
 import { Intent } from '../../src/intent.js';
 import { createIntentMcpAdapter } from '../../src/mcp/adapter.js';
 import { rawSocketRequest, silentLogger } from '../support/httpHelpers.js';
@@ -461,6 +461,30 @@ describe('[S05-INSPECT-BOUNDED] the inspector stays bounded under a flood', () =
     expect(cancel).toBeUndefined(); // the synthetic records answer 'none', which no CANCEL edge answers
     expect(model.counts().edges[START_EDGE]).toBe(10_000);
     model.close();
+  });
+
+  it('a page polled in a loop does not rebuild the engine snapshot per request (operation count)', () => {
+    let snapshots = 0;
+    const source = fakeSource();
+    const slow: InspectionSource = {
+      inspect: (l) => source.inspect(l),
+      snapshot: () => {
+        snapshots += 1;
+        // An engine with many live requests: building its snapshot takes a few milliseconds.
+        const until = performance.now() + 5;
+        while (performance.now() < until);
+        return source.snapshot();
+      },
+    };
+    const model = new InspectorModel(slow);
+    try {
+      for (let i = 0; i < 200; i += 1) buildView(model, { page: 1 + (i % 7) }, Date.now());
+      // One build per request was 200; a build is reused for ten times its own cost.
+      expect(snapshots).toBeGreaterThan(0);
+      expect(snapshots).toBeLessThan(20);
+    } finally {
+      model.close();
+    }
   });
 
   it('renders the diagram at most once a second under changing counts (older picture marked not current)', async () => {
