@@ -196,9 +196,9 @@ describe('--trace through the built command', () => {
     });
     expect(stderr).toBe('');
     expect(code).toBe(1);
-    const detail = await runCli(['trace', 'report', path, '--detail', '5001']);
+    const detail = await runCli(['trace', 'report', path, '--detail', '2001']);
     expect(detail.code).toBe(2);
-    expect(detail.stderr).toMatch(/--detail.*5000/);
+    expect(detail.stderr).toMatch(/--detail.*2000/);
   });
 
   it('[I11-TRACE-UNWRITABLE] a trace path that cannot be written refuses to start: one line, exit 2', async () => {
