@@ -5,7 +5,8 @@
  * Invalid flags or configuration: one line on stderr naming the problem, exit code 2. stdout carries only the protocol
  * (stdio) or the output a subcommand was asked for; logs go to stderr.
  */
-import { writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { open } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { HANDOFF_STATES } from '../machines/handoff.js';
 import { IntentError, quoteCaller } from './core/errors.js';
@@ -327,29 +328,33 @@ trace
   .option(
     '--detail <n>',
     'requests shown in full at each end of the trace (first n and last n finished); all are counted',
-    // The report is one HTML string: 2 × 2,000 timelines of up to 64 steps make ~31 MB of it and peak near 570 MB RSS
-    // (5,000: 77 MB and 950 MB; 100,000 overflowed V8's longest string).
+    // 2 × 2,000 timelines of up to 64 steps make ~31 MB of HTML, written chunk by chunk; what is held is the timelines.
     integer({ min: 0, max: 2_000 }),
     200,
   )
   .action(async (files: string[], opts: { output?: string; detail: number }) => {
     endQuietlyWhenStdoutCloses();
-    const { collectReport, renderReport } = await import('./trace/report.js');
-    let html: string;
+    const { collectReport, reportChunks } = await import('./trace/report.js');
+    let data;
     try {
-      html = await renderReport(await collectReport(files, { detail: opts.detail }));
+      data = await collectReport(files, { detail: opts.detail });
     } catch (error) {
       fail(`cannot read the trace: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message.slice(0, 120)}`);
     }
-    if (opts.output === undefined) process.stdout.write(html);
-    else {
-      try {
-        await writeFile(opts.output, html);
-      } catch (error) {
-        fail(
-          `cannot write the report to ${quoteCaller(opts.output)}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
-        );
-      }
+    const output = opts.output;
+    if (output === undefined) {
+      // Chunk by chunk, waiting for a full pipe to drain: the report is never one string in memory.
+      for await (const chunk of reportChunks(data))
+        if (!process.stdout.write(chunk)) await once(process.stdout, 'drain');
+      return;
+    }
+    const refused = (error: unknown): never =>
+      fail(`cannot write the report to ${quoteCaller(output)}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    const file = await open(output, 'w').catch(refused);
+    try {
+      for await (const chunk of reportChunks(data)) await file.write(chunk).catch(refused);
+    } finally {
+      await file.close().catch(refused);
     }
   });
 

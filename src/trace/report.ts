@@ -335,8 +335,18 @@ function timeline(req: RequestDetail): string {
   return `<details id="t-${esc(req.requestId)}"><summary><code>${esc(req.requestId)}</code> — ${esc(req.end ?? `live · ${req.state}`)}</summary><ol>${steps}${dropped}</ol></details>`;
 }
 
-/** Renders report data as one self-contained HTML document. */
+/** Renders report data as one self-contained HTML document (the chunks of {@link reportChunks}, joined). */
 export async function renderReport(data: ReportData): Promise<string> {
+  let html = '';
+  for await (const chunk of reportChunks(data)) html += chunk;
+  return html;
+}
+
+/**
+ * The report as a sequence of HTML chunks: everything up to the timelines, then one chunk per request's timeline, then
+ * the end. The command writes them as they come, so a report with thousands of timelines is never one string.
+ */
+export async function* reportChunks(data: ReportData): AsyncGenerator<string> {
   const svg = await renderSvg(toDot({ counts: { states: data.stateCounts, edges: data.edgeCounts } }));
   const model = describeMachine();
   const shown = data.first.length + data.last.length;
@@ -367,7 +377,7 @@ export async function renderReport(data: ReportData): Promise<string> {
       ? ''
       : `<h3>${esc(title)}</h3><table class="requests">${head}${list.map(requestRow).join('')}</table>`;
   const all = [...data.first, ...data.last, ...data.live];
-  return `<!DOCTYPE html>
+  yield `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -400,7 +410,9 @@ ${section(data.last.length > 0 ? `The first ${num(data.first.length)} finished` 
 ${section(`The last ${num(data.last.length)} finished`, data.last)}
 ${section(`Left live at the end${data.liveCount > data.live.length ? ` (${num(data.live.length)} of ${num(data.liveCount)})` : ''}`, data.live)}
 <h2 id="timelines">Timelines</h2>
-${all.map(timeline).join('\n')}
+`;
+  for (const [i, req] of all.entries()) yield i === 0 ? timeline(req) : `\n${timeline(req)}`;
+  yield `
 </body></html>
 `;
 }
