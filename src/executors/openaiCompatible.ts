@@ -103,7 +103,8 @@ export function createOpenAICompatibleExecutor(
           defaultHeaders: customHeaders,
           logLevel: 'off',
           logger: SILENT_LOGGER,
-          ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+          // Every answer goes through a bounded reader (size after decompression, retry headers within the budget).
+          fetch: boundedFetch(options.fetch ?? globalThis.fetch, answerLimitOf(maxTokens), timeoutMs),
         });
         return { module, client };
       } catch (error) {
@@ -148,6 +149,89 @@ export function createOpenAICompatibleExecutor(
       clearTimeout(timer);
     }
     return contentOf(completion);
+  };
+}
+
+/** Bytes of answer body allowed per `maxTokens` token: far above what a token takes (a few bytes, escaped). */
+const ANSWER_BYTES_PER_TOKEN = 64;
+/** The smallest answer limit, whatever `maxTokens` is: room for an error page or a verbose envelope. */
+const MIN_ANSWER_BYTES = 1024 * 1024;
+
+/** Largest answer body read from the endpoint, after decompression: max(1 MiB, 64 bytes per `maxTokens` token). */
+export function answerLimitOf(maxTokens: number): number {
+  return Math.max(MIN_ANSWER_BYTES, maxTokens * ANSWER_BYTES_PER_TOKEN);
+}
+
+/** The endpoint's answer passed the answer limit: the read stops there (a gzip bomb never unpacks further). */
+class AnswerTooLarge extends Error {
+  constructor(readonly limit: number) {
+    super(`answer larger than ${limit} bytes`);
+  }
+}
+
+/** Marks a response whose retry wait was past the budget (the client then did not retry), for the error's message. */
+const RETRY_STOPPED_HEADER = 'x-intent-mcp-retry-stopped';
+
+/** Statuses whose response can carry no body (`new Response` refuses one). */
+const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * The wait a `Retry-After` / `retry-after-ms` header asks for, in ms, read as the openai client reads it; `undefined`
+ * without either header.
+ */
+function retryWaitOf(headers: Headers): number | undefined {
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && !Number.isNaN(parseFloat(ms))) return parseFloat(ms);
+  const after = headers.get('retry-after');
+  if (after === null) return undefined;
+  const seconds = parseFloat(after);
+  return Number.isNaN(seconds) ? Date.parse(after) - Date.now() : seconds * 1000;
+}
+
+/**
+ * The client's `fetch`, bounded for a hostile or broken endpoint:
+ * - the answer body is read through a counter that stops at `limit` bytes (after the transport's decompression: a
+ *   1 MB gzip answer of 1 GB of spaces took 2 GB of memory), failing the call with `EXECUTOR_FAILED`;
+ * - a retry wait the endpoint asks for that is not a number of milliseconds within the call's budget (a huge number,
+ *   a date years ahead: Node fired such timers at once, with a warning on stderr) ends the retries instead
+ *   (`x-should-retry: false`): the call fails now, retryable, rather than hammer the endpoint or wait past its budget.
+ */
+function boundedFetch(inner: typeof fetch, limit: number, budgetMs: number): typeof fetch {
+  return async (input, init) => {
+    const response = await inner(input, init);
+    const headers = new Headers(response.headers);
+    const wait = retryWaitOf(headers);
+    if (wait !== undefined && !(Number.isFinite(wait) && wait >= 0 && wait <= budgetMs)) {
+      headers.delete('retry-after');
+      headers.delete('retry-after-ms');
+      headers.set('x-should-retry', 'false');
+      headers.set(RETRY_STOPPED_HEADER, 'true');
+    }
+    // The body below is already decoded: its encoding and length no longer describe it.
+    headers.delete('content-encoding');
+    headers.delete('content-length');
+    const init2 = { status: response.status, statusText: response.statusText, headers };
+    if (response.body === null || NULL_BODY_STATUS.has(response.status)) return new Response(null, init2);
+    const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
+    let seen = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) {
+          controller.close();
+          return;
+        }
+        seen += value.byteLength;
+        if (seen > limit) {
+          await reader.cancel().catch(noop);
+          controller.error(new AnswerTooLarge(limit));
+          return;
+        }
+        controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    return new Response(body, init2);
   };
 }
 
@@ -286,6 +370,16 @@ function networkCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** `error` or one of its first causes when it is a `kind`. */
+function causeOfKind<T>(error: unknown, kind: abstract new (...args: never[]) => T): T | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
+    if (current instanceof kind) return current;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 /** Spec 06: `EXECUTOR_FAILED`, retryable when transient. Messages are written here, never copied from the cause. */
 function callFailure(
   module: OpenAIModule | undefined,
@@ -301,6 +395,13 @@ function callFailure(
       ...(details === undefined ? {} : { details }),
     });
 
+  const tooLarge = causeOfKind(error, AnswerTooLarge);
+  if (tooLarge !== undefined)
+    return fail(
+      `The model endpoint's answer is larger than ${tooLarge.limit} bytes (executor.maxTokens allows no more); check the endpoint, or lower executor.maxTokens.`,
+      false,
+      { limit: tooLarge.limit },
+    );
   if (module !== undefined && error instanceof module.APIConnectionTimeoutError)
     return fail(
       `The model endpoint did not answer within ${timeoutMs} ms${tried}; retry, or allow more time with executor.timeoutMs.`,
@@ -317,6 +418,12 @@ function callFailure(
   if (module !== undefined && error instanceof module.APIError && typeof error.status === 'number') {
     const status = error.status;
     const retryable = status === 429 || status >= 500;
+    if ((error.headers as Headers | undefined)?.get(RETRY_STOPPED_HEADER) === 'true')
+      return fail(
+        `The model endpoint answered HTTP ${status} and asked to wait longer than executor.timeoutMs (${timeoutMs} ms) before a retry; retry later.`,
+        retryable,
+        { status },
+      );
     return fail(statusMessage(status, tried), retryable, { status });
   }
   const code = networkCode(error);

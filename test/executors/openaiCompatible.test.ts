@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { IntentError } from '../../src/core/errors.js';
 import type { ExecutorContext, IntentExecutor } from '../../src/core/executor.js';
 import type { ModelTask } from '../../src/core/schemas.js';
-import { createOpenAICompatibleExecutor } from '../../src/executors/openaiCompatible.js';
+import { answerLimitOf, createOpenAICompatibleExecutor } from '../../src/executors/openaiCompatible.js';
 import { Intent } from '../../src/intent.js';
 import { closedPortBaseUrl, startFakeOpenAI, stopFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI.js';
 import { thrownBy, rejectionOf } from '../support/intentErrors.js';
@@ -232,6 +233,40 @@ describe('createOpenAICompatibleExecutor: failures', () => {
     expect(error.message).toMatch(message);
     expect(shown(error)).not.toContain('I cannot help');
     expect(fake.requests).toHaveLength(1);
+  });
+
+  it('[S06-EXECUTOR-FAILED] an answer larger than the answer limit (a gzip bomb) stops being read there: EXECUTOR_FAILED', async () => {
+    // 64 MiB of spaces inside a completion's content, gzipped to ~64 KB: the transport unpacks it as it is read.
+    const completion = `{"choices":[{"index":0,"message":{"role":"assistant","content":"${' '.repeat(64 * 1024 * 1024)}"}}]}`;
+    const bomb = gzipSync(completion);
+    expect(bomb.length).toBeLessThan(256 * 1024);
+    fake.reply({ raw: bomb, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    const { intent } = intentFor(configFor({ maxTokens: 1000 }));
+    const error = await rejectionOf(intent.parse(SEED_ARGS));
+    expect([error.code, error.retryable]).toEqual(['EXECUTOR_FAILED', false]);
+    expect(error.details).toEqual({ limit: answerLimitOf(1000) });
+    expect(answerLimitOf(1000)).toBe(1024 * 1024);
+    expect(answerLimitOf(100_000)).toBe(6_400_000);
+    expect(error.message).toMatch(/larger than 1048576 bytes/);
+  });
+
+  it.each([['999999999'], ['Wed, 01 Jan 2099 00:00:00 GMT'], ['-5']])(
+    '[S06-EXECUTOR-FAILED] a 429 asking to wait %s (past the budget, or nonsense) is not retried at once: one request, retryable',
+    async (retryAfter) => {
+      fake.reply({ status: 429, headers: { 'retry-after': retryAfter } }, { content: SEED_CANDIDATE });
+      const { intent } = intentFor(configFor({ maxRetries: 2 }));
+      const error = await rejectionOf(intent.parse(SEED_ARGS));
+      expect([error.code, error.retryable, error.details]).toEqual(['EXECUTOR_FAILED', true, { status: 429 }]);
+      expect(error.message).toMatch(/asked to wait longer than executor.timeoutMs/);
+      expect(fake.requests).toHaveLength(1);
+    },
+  );
+
+  it('a 429 asking to wait within the budget is retried after that wait, as the endpoint asked', async () => {
+    fake.reply({ status: 429, headers: { 'retry-after-ms': '20' } }, { content: SEED_CANDIDATE });
+    const { intent } = intentFor(configFor({ maxRetries: 1 }));
+    await intent.parse(SEED_ARGS);
+    expect(fake.requests).toHaveLength(2);
   });
 
   it('a 200 that is not a chat completion is a non-retryable EXECUTOR_FAILED', async () => {

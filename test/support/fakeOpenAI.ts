@@ -12,7 +12,9 @@ export type FakeReply =
   /** An HTTP error with an OpenAI-style error body; `headers` default to `retry-after-ms: 0` (retry at once). */
   | { status: number; body?: unknown; headers?: Record<string, string> }
   /** No answer at all: the request stays open until the client closes the connection (abort, timeout). */
-  | { hang: true };
+  | { hang: true }
+  /** A 200 whose body is `bytes` as they are, with `headers` (a gzip bomb: `content-encoding: gzip`). */
+  | { raw: Buffer; headers: Record<string, string> };
 
 export interface RecordedRequest {
   readonly method: string;
@@ -142,6 +144,11 @@ function answer(res: ServerResponse, reply: FakeReply | undefined, body: ChatBod
     return;
   }
   if ('hang' in reply) return;
+  if ('raw' in reply) {
+    res.writeHead(200, { 'content-length': reply.raw.length, ...reply.headers });
+    res.end(reply.raw);
+    return;
+  }
   if ('status' in reply) {
     const errorBody = reply.body ?? { error: { message: `status ${reply.status}`, type: 'error' } };
     sendJson(res, reply.status, errorBody, reply.headers ?? { 'retry-after-ms': '0' });
