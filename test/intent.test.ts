@@ -342,6 +342,49 @@ describe('instructions', () => {
   });
 });
 
+/** A proxy already revoked: any read of it throws a TypeError. */
+function revokedProxy(): object {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+}
+
+describe('Intent.parse checks its options as callTool does', () => {
+  it.each([
+    ['a signal that is not an AbortSignal', { signal: {} }, /options.signal/],
+    ['timeoutMs NaN', { timeoutMs: NaN }, /options.timeoutMs/],
+    ['timeoutMs Infinity', { timeoutMs: Infinity }, /options.timeoutMs/],
+    ['timeoutMs 0', { timeoutMs: 0 }, /options.timeoutMs/],
+    ['timeoutMs -1', { timeoutMs: -1 }, /options.timeoutMs/],
+    ['timeoutMs 1.5', { timeoutMs: 1.5 }, /options.timeoutMs/],
+    ['timeoutMs past the timer range', { timeoutMs: 2 ** 31 }, /options.timeoutMs/],
+    ['timeoutMs as text', { timeoutMs: '1000' }, /options.timeoutMs/],
+    ['onProgress that is not a function', { onProgress: 'x' }, /options.onProgress/],
+    [
+      'options whose getter throws',
+      Object.defineProperty({}, 'signal', {
+        get() {
+          throw new Error('boom');
+        },
+      }),
+      /could not be read/,
+    ],
+    ['a revoked proxy', revokedProxy(), /could not be read/],
+  ])('%s: INPUT_INVALID before anything is prepared (the executor is never asked)', async (_name, options, message) => {
+    let asked = 0;
+    const intent = new Intent({
+      executor: () => {
+        asked += 1;
+        return Promise.resolve('{}');
+      },
+    });
+    const error = await rejectionOf(intent.parse({ input: 'Book a table.' }, options as never));
+    expect(error.code).toBe('INPUT_INVALID');
+    expect(error.message).toMatch(message);
+    expect(asked).toBe(0);
+  });
+});
+
 describe('Intent.parse timeoutMs with executors that do not cooperate (issue 13)', () => {
   const request = { input: 'Book a table for two tonight.' };
 

@@ -6,7 +6,7 @@
 import { IntentError, toIntentError, withRequestId, type FeedbackItem } from '../core/errors.js';
 import type { IntentExecutor } from '../core/executor.js';
 import type { RequestCaps } from '../core/request.js';
-import type { CandidateFeedback, HostTask, ModelTask } from '../core/schemas.js';
+import { MAX_TIMER_MS, type CandidateFeedback, type HostTask, type ModelTask } from '../core/schemas.js';
 import type { WaiterAnswer } from '../../machines/handoff.js';
 import type { EngineSession, HandoffInstance } from './engine.js';
 import { errorReply, handoffErrors, inExecutorTerms, type HandoffReply } from './replies.js';
@@ -103,6 +103,37 @@ function endedReply(answer: WaiterAnswer, requestId: string, deadlineMs: number 
 }
 
 /**
+ * The options of a recognition, checked before anything is prepared: `INPUT_INVALID` for a signal that is not an
+ * `AbortSignal`, an `onProgress` that is not a function, a `timeoutMs` that is not a positive integer within the timer
+ * range, or options that cannot be read (a getter that throws, a revoked proxy). `null` or `undefined` are no options.
+ * Returns a plain copy, so nothing is read from the caller's object again.
+ */
+export function checkRecognizeOptions(options: RecognizeOptions | null | undefined): RecognizeOptions {
+  if (options === undefined || options === null) return {};
+  let signal: unknown;
+  let timeoutMs: unknown;
+  let onProgress: unknown;
+  try {
+    if (typeof options !== 'object') throw new TypeError('not an object');
+    ({ signal, timeoutMs, onProgress } = options);
+  } catch {
+    throw handoffErrors.unreadableOptions();
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw handoffErrors.badSignal();
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw handoffErrors.badProgress();
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS)
+  )
+    throw handoffErrors.badTimeout();
+  return {
+    ...(signal === undefined ? {} : { signal }),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(onProgress === undefined ? {} : { onProgress: onProgress as NonNullable<RecognizeOptions['onProgress']> }),
+  };
+}
+
+/**
  * Runs one recognition through `session` with `executor`. Never throws: every outcome is a reply, and its error
  * messages name nothing but what an executor-mode caller has (never the host tools).
  */
@@ -114,7 +145,13 @@ export async function recognize(
   options: RecognizeOptions = {},
   caps?: RequestCaps,
 ): Promise<HandoffReply> {
-  return inExecutorTerms(await run(session, instance, executor, request, options, caps));
+  let checked: RecognizeOptions;
+  try {
+    checked = checkRecognizeOptions(options);
+  } catch (error) {
+    return errorReply(toIntentError(error));
+  }
+  return inExecutorTerms(await run(session, instance, executor, request, checked, caps));
 }
 
 async function run(

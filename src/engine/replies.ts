@@ -25,6 +25,18 @@ export function replyFromText(isError: boolean, text: string): HandoffReply {
 }
 
 export const handoffErrors = {
+  /** The options of a recognition (`Intent.parse`, `callTool` in executor mode) that are not what they must be. */
+  badSignal: () =>
+    new IntentError('INPUT_INVALID', 'options.signal must be an AbortSignal; pass the SDK request signal as is.'),
+  badProgress: () =>
+    new IntentError('INPUT_INVALID', 'options.onProgress must be a function; pass one or leave it out.'),
+  badTimeout: () =>
+    new IntentError('INPUT_INVALID', 'options.timeoutMs must be a positive integer number of milliseconds.'),
+  unreadableOptions: () =>
+    new IntentError(
+      'INPUT_INVALID',
+      'The options could not be read; pass a plain object with signal, timeoutMs and onProgress.',
+    ),
   notFound: (requestId: string) =>
     new IntentError(
       'HANDOFF_NOT_FOUND',

@@ -9,7 +9,6 @@ import type { RequestCaps } from '../core/request.js';
 import { zodIssuesToFeedback } from '../core/feedback.js';
 import {
   LIMIT_DEFAULTS,
-  MAX_TIMER_MS,
   LimitsOverrideSchema,
   PREFIX_PATTERN,
   isValidName,
@@ -23,7 +22,7 @@ import {
   type HandoffInstance,
   type HandoffTransition,
 } from '../engine/engine.js';
-import { recognize } from '../engine/recognize.js';
+import { checkRecognizeOptions, recognize } from '../engine/recognize.js';
 import { errorReply, handoffErrors, replyWithToolPrefix, successReply, type HandoffReply } from '../engine/replies.js';
 import { Intent, type IntentParseOptions } from '../intent.js';
 import { envelopeFromReply, errorEnvelope, type IntentMcpToolResult } from './envelopes.js';
@@ -368,7 +367,7 @@ class AdapterSession implements IntentMcpSession {
     const started = this.#adapter.observed() ? performance.now() : undefined;
     let reply: HandoffReply;
     try {
-      const checked = checkParseOptions(options);
+      const checked = checkRecognizeOptions(options);
       reply = await this.#adapter.run(kind, name, this.#engineSession, args, checked);
     } catch (error) {
       reply = errorReply(toIntentError(error));
@@ -399,12 +398,3 @@ class AdapterSession implements IntentMcpSession {
 }
 
 /** `callTool`'s options come from the caller's code, not from tool JSON; bad ones are `INPUT_INVALID` envelopes. */
-function checkParseOptions(options: IntentParseOptions | null | undefined): IntentParseOptions {
-  if (options === undefined || options === null) return {};
-  const { signal, timeoutMs, onProgress } = options;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) throw mcpErrors.badSignal();
-  if (onProgress !== undefined && typeof onProgress !== 'function') throw mcpErrors.badProgress();
-  if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS))
-    throw mcpErrors.badTimeout();
-  return options;
-}

@@ -67,12 +67,6 @@ export const mcpErrors = {
     ]),
   instanceNotFound: (name: string, names: Iterable<string>) =>
     new IntentError('INSTANCE_NOT_FOUND', `No instance is named ${quoteCaller(name)}; use one of: ${listed(names)}.`),
-  badSignal: () =>
-    new IntentError('INPUT_INVALID', 'options.signal must be an AbortSignal; pass the SDK request signal as is.'),
-  badProgress: () =>
-    new IntentError('INPUT_INVALID', 'options.onProgress must be a function; pass one or leave it out.'),
-  badTimeout: () =>
-    new IntentError('INPUT_INVALID', 'options.timeoutMs must be a positive integer number of milliseconds.'),
   arguments: (message: string, issues: FeedbackItem[]) => inputInvalid(message, issues),
   notAServer: () =>
     new IntentError(
