@@ -385,6 +385,19 @@ describe('Intent.parse checks its options as callTool does', () => {
   });
 });
 
+describe('Intent.parse with an executor whose candidate is over the size limit', () => {
+  it('is EXECUTOR_FAILED naming limits.maxCandidateBytes (the model wrote it), not INPUT_INVALID about a candidateText', async () => {
+    const intent = new Intent({
+      limits: { maxCandidateBytes: 1024 },
+      executor: () => Promise.resolve(`{"intents":[],"pad":"${'x'.repeat(4096)}"}`),
+    });
+    const error = await rejectionOf(intent.parse({ input: 'Book a table.' }));
+    expect([error.code, error.retryable, error.details]).toEqual(['EXECUTOR_FAILED', false, { limit: 1024 }]);
+    expect(error.message).toMatch(/model's candidate is larger than 1024 bytes/);
+    expect(error.message).not.toMatch(/candidateText/);
+  });
+});
+
 describe('Intent.parse timeoutMs with executors that do not cooperate (issue 13)', () => {
   const request = { input: 'Book a table for two tonight.' };
 

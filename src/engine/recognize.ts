@@ -83,6 +83,10 @@ export function executorFailure(error: unknown, requestId?: string): IntentError
 function present(reply: HandoffReply, requestId: string, deadlineMs: number | undefined): HandoffReply {
   if (!reply.isError) return reply;
   const { code } = reply.error;
+  // The only caller input an accept can refuse is the candidate's size, and here the executor wrote the candidate.
+  const limit = reply.error.details?.['limit'];
+  if (code === 'INPUT_INVALID' && typeof limit === 'number')
+    return errorReply(handoffErrors.executorAnswerTooLarge(requestId, limit));
   if (code === 'HANDOFF_EXPIRED') return errorReply(handoffErrors.timeout(requestId, deadlineMs));
   if (code === 'HANDOFF_CANCELLED' && reply.error.details?.['reason'] === 'aborted')
     return errorReply(handoffErrors.aborted(requestId));

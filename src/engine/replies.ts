@@ -98,7 +98,17 @@ export const handoffErrors = {
     new IntentError(
       'INPUT_INVALID',
       `The candidateText is larger than ${limit} bytes; send a shorter candidate that follows the outputSchema.`,
-      { requestId, details: { issues: [{ path: '/candidateText', message: `At most ${limit} UTF-8 bytes.` }] } },
+      {
+        requestId,
+        details: { issues: [{ path: '/candidateText', message: `At most ${limit} UTF-8 bytes.` }], limit },
+      },
+    ),
+  /** Executor mode: the executor's candidate is over the size limit. The model wrote it, not the caller. */
+  executorAnswerTooLarge: (requestId: string, limit: number) =>
+    new IntentError(
+      'EXECUTOR_FAILED',
+      `The model's candidate is larger than ${limit} bytes (limits.maxCandidateBytes); lower executor.maxTokens or raise the limit.`,
+      { requestId, retryable: false, details: { limit } },
     ),
   validationFailed: (requestId: string) =>
     new IntentError(

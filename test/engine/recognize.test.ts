@@ -155,13 +155,13 @@ describe('the executor loop [S03-EXECUTOR]', () => {
 });
 
 describe('the executor loop leaves nothing live', () => {
-  it('a candidate over maxCandidateBytes ends the recognition with INPUT_INVALID and the request is not left live [S03-EXECUTOR]', async () => {
+  it('a candidate over maxCandidateBytes ends the recognition with EXECUTOR_FAILED (the model wrote it) and the request is not left live [S03-EXECUTOR]', async () => {
     const { engine, instance } = harness({}, { limits: { maxCandidateBytes: 64 } });
     const session = engine.openSession('executor');
     for (let i = 0; i < 3; i++) {
       const { executor } = scripted([answer(SEED_CANDIDATE)]);
       const reply = await recognize(session, instance, executor, SEED_REQUEST);
-      expect(reply.isError && reply.error.code).toBe('INPUT_INVALID');
+      expect(reply.isError && [reply.error.code, reply.error.details]).toEqual(['EXECUTOR_FAILED', { limit: 64 }]);
     }
     expect(session.size).toBe(0);
     expect(engine.snapshot().sessions[0]?.live).toEqual([]);
