@@ -148,6 +148,15 @@ export const httpRefusals = {
     message: `Unsupported protocol version: ${requested}`,
     data: { supported, requested },
   }),
+  /**
+   * A session request naming a revision no 2025 session speaks, answered as the SDK answers it but with the header
+   * quoted by a short prefix (the SDK echoes it whole: a 10,000-character header made a 10,088-character message).
+   */
+  badProtocolVersionHeader: (requested: string, supported: readonly string[]): HttpRefusal => ({
+    status: 400,
+    code: -32000,
+    message: `Bad Request: Unsupported protocol version: ${quoteCaller(requested)} (supported versions: ${supported.join(', ')})`,
+  }),
   parseError: (): HttpRefusal => ({ status: 400, code: -32700, message: 'Parse error: the body is not valid JSON.' }),
   bodyTooLarge: (maxBytes: number): HttpRefusal => ({
     status: 413,

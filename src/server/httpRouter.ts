@@ -181,6 +181,11 @@ export class HttpRouter {
   ): Promise<void> {
     const { sessions } = this.#options;
     const isPost = method === 'POST';
+    const revision = req.headers['mcp-protocol-version'];
+    if (typeof revision === 'string' && !LEGACY_VERSIONS.includes(revision)) {
+      sendRefusal(res, httpRefusals.badProtocolVersionHeader(revision, LEGACY_VERSIONS), isPost ? unreadBody(req) : {});
+      return;
+    }
     sessions.track(session, res, isPost);
     let body: unknown;
     if (isPost) {

@@ -110,6 +110,23 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     await seedHandoff(session.callTool);
   });
 
+  it('[H08-ERROR-BOUND] a session request naming an unknown revision gets 400 quoting a short prefix of it', async () => {
+    const s = await server();
+    const session = await rawSession(s.url);
+    const res = await rawRequest(s.url, {
+      method: 'POST',
+      headers: session.headers({ 'mcp-protocol-version': 'x'.repeat(10_000) }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
+    expect(res.status).toBe(400);
+    const error = messageOf(res).error as { code: number; message: string };
+    expect(error.code).toBe(-32000);
+    expect(error.message).toMatch(/^Bad Request: Unsupported protocol version: "x{64}…" \(supported versions: /);
+    expect(res.text.length).toBeLessThan(400);
+    // The session is untouched: a request with its own revision still works.
+    await seedHandoff(session.callTool);
+  });
+
   it('[H08-ERROR-BOUND] boundProtocolError: cuts long messages, drops oversized data, leaves everything else as it is', () => {
     const ok = { jsonrpc: '2.0' as const, id: 1, result: { text: 'x'.repeat(10_000) } };
     expect(boundProtocolError(ok)).toBe(ok);
