@@ -370,6 +370,13 @@ function networkCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/** ` (status 429)`, ` (code ECONNREFUSED)`: the safe part of a failure, for its cause. */
+function describeDetails(details: Record<string, unknown> | undefined): string {
+  if (details === undefined) return '';
+  const parts = Object.entries(details).map(([key, value]) => `${key} ${String(value)}`);
+  return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
+}
+
 /** `error` or one of its first causes when it is a `kind`. */
 function causeOfKind<T>(error: unknown, kind: abstract new (...args: never[]) => T): T | undefined {
   let current: unknown = error;
@@ -388,10 +395,12 @@ function callFailure(
   attempts: number,
 ): IntentError {
   const tried = attempts > 1 ? ` after ${attempts} attempts` : '';
+  // The cause says what failed, never the endpoint's own words: its error body may echo the Authorization header, and
+  // `console.error(error)` or `util.inspect` would print a cause's body (and the request it carries) in full.
   const fail = (message: string, retryable: boolean, details?: Record<string, unknown>): IntentError =>
     new IntentError('EXECUTOR_FAILED', message, {
       retryable,
-      cause: error,
+      cause: new Error(`${error instanceof Error ? error.name : typeof error}${describeDetails(details)}`),
       ...(details === undefined ? {} : { details }),
     });
 

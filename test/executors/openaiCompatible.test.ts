@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { inspect } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { IntentError } from '../../src/core/errors.js';
@@ -61,7 +62,9 @@ function intentFor(config: Config, options: Parameters<typeof createOpenAICompat
 }
 
 /** Everything an error shows: its wire form, its message and its string form. */
-const shown = (error: IntentError): string => `${JSON.stringify(error)}\n${error.message}\n${String(error)}`;
+/** Everything a user could print of an error, its causes included (`console.error` prints what `inspect` does). */
+const shown = (error: IntentError): string =>
+  `${JSON.stringify(error)}\n${error.message}\n${String(error)}\n${inspect(error, { depth: 10 })}`;
 
 describe('createOpenAICompatibleExecutor: requests', () => {
   it('turns the seed request into the fixture reply, byte for byte, through a real HTTP endpoint', async () => {
