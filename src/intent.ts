@@ -5,7 +5,7 @@ import { IntentError } from './core/errors.js';
 import type { IntentExecutor } from './core/executor.js';
 import { resolveInstance, type InstanceModel } from './core/instance.js';
 import type { IntentConfig, IntentResult } from './core/schemas.js';
-import type { HandoffClock } from './engine/clock.js';
+import { isHandoffClock, type HandoffClock } from './engine/clock.js';
 import { HandoffEngine, type EngineSession, type HandoffInstance } from './engine/engine.js';
 import { recognize, type RecognizeOptions } from './engine/recognize.js';
 
@@ -16,6 +16,36 @@ import { recognize, type RecognizeOptions } from './engine/recognize.js';
 export interface IntentOptions extends Omit<IntentConfig, 'executor'> {
   executor?: IntentExecutor;
   clock?: HandoffClock;
+}
+
+/** CONFIG_INVALID for options that cannot be read: a getter that throws, a revoked proxy. */
+function unreadableOptions(): IntentError {
+  return new IntentError(
+    'CONFIG_INVALID',
+    'The Intent options could not be read (a getter threw, or a proxy was revoked); pass plain objects.',
+  );
+}
+
+/** Runs `read` over the caller's options; anything but our own `IntentError` thrown while reading them is unreadable. */
+function unlessUnreadable<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof IntentError) throw error;
+    throw unreadableOptions();
+  }
+}
+
+/** The executor, the clock and the rest of the options, read once. */
+function readOptions(options: IntentOptions): {
+  executor: unknown;
+  clock: unknown;
+  config: Omit<IntentOptions, 'executor' | 'clock'>;
+} {
+  return unlessUnreadable(() => {
+    const { executor, clock, ...config } = options;
+    return { executor, clock, config };
+  });
 }
 
 /** Options of one recognition. */
@@ -35,20 +65,26 @@ export class Intent {
 
   constructor(options: IntentOptions) {
     const raw: unknown = options;
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    if (raw === null || typeof raw !== 'object' || unlessUnreadable(() => Array.isArray(raw)))
       throw new IntentError(
         'CONFIG_INVALID',
         'Intent options must be an object; pass e.g. new Intent({}) for the defaults.',
       );
-    const { executor, clock, ...config } = options;
+    const { executor, clock, config } = readOptions(options);
     if (executor !== undefined && typeof executor !== 'function')
       throw new IntentError(
         'CONFIG_INVALID',
         'Invalid instance configuration at options/executor: pass a function (task, { signal, feedback }) => Promise<string>.',
         { details: { issues: [{ path: 'options/executor', message: 'must be a function' }] } },
       );
-    this.model = resolveInstance(config);
-    this.executor = executor;
+    if (clock !== undefined && !isHandoffClock(clock))
+      throw new IntentError(
+        'CONFIG_INVALID',
+        'Invalid instance configuration at options/clock: pass a clock with now, setTimeout and clearTimeout (an XState SimulatedClock), or leave it out.',
+        { details: { issues: [{ path: 'options/clock', message: 'must be a clock' }] } },
+      );
+    this.model = unlessUnreadable(() => resolveInstance(config));
+    this.executor = executor as IntentExecutor | undefined;
     this.#clock = clock;
   }
 

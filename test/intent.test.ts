@@ -6,6 +6,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { ExecutorContext, IntentExecutor } from '../src/core/executor.js';
 import { IntentResultSchema, ModelTaskSchema, type ModelTask } from '../src/core/schemas.js';
 import { Intent, type IntentOptions } from '../src/intent.js';
+import { createIntentMcpAdapter } from '../src/mcp/adapter.js';
 import { thrownBy, rejectionOf } from './support/intentErrors.js';
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
@@ -382,6 +383,48 @@ describe('Intent.parse checks its options as callTool does', () => {
     expect(error.code).toBe('INPUT_INVALID');
     expect(error.message).toMatch(message);
     expect(asked).toBe(0);
+  });
+});
+
+describe('hostile option objects get CONFIG_INVALID, never a raw TypeError', () => {
+  const throwing = (key: string) =>
+    Object.defineProperty({}, key, {
+      enumerable: true,
+      get() {
+        throw new Error('getter boom');
+      },
+    });
+
+  it.each([
+    ['a revoked proxy', () => new Intent(revokedProxy() as never)],
+    ['a getter that throws', () => new Intent(throwing('schema') as never)],
+    ['a revoked proxy as schema.fields', () => new Intent({ schema: { fields: revokedProxy() as never } })],
+    ['a clock that is not one', () => new Intent({ clock: {} as never })],
+    ['an adapter config that is a revoked proxy', () => createIntentMcpAdapter(revokedProxy() as never)],
+    [
+      'adapter instances that are a revoked proxy',
+      () => createIntentMcpAdapter({ mode: 'host', instances: revokedProxy() as never }),
+    ],
+    [
+      'adapter limits whose getter throws',
+      () =>
+        createIntentMcpAdapter({
+          mode: 'host',
+          instances: { main: new Intent({}) },
+          limits: throwing('maxCandidateBytes'),
+        }),
+    ],
+    [
+      'connect options whose getter throws',
+      () =>
+        createIntentMcpAdapter({ mode: 'host', instances: { main: new Intent({}) } }).connect(
+          throwing('protocolVersion') as never,
+        ),
+    ],
+  ])('%s', (_name, make) => {
+    const error = thrownBy(make);
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).not.toMatch(/getter boom|TypeError/);
   });
 });
 

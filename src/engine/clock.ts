@@ -8,6 +8,17 @@ export interface HandoffClock {
   clearTimeout(id: unknown): void;
 }
 
+/** Whether `value` is a {@link HandoffClock}: an object with `now`, `setTimeout` and `clearTimeout` functions. */
+export function isHandoffClock(value: unknown): value is HandoffClock {
+  return (
+    value !== null &&
+    typeof value === 'object' &&
+    typeof (value as HandoffClock).now === 'function' &&
+    typeof (value as HandoffClock).setTimeout === 'function' &&
+    typeof (value as HandoffClock).clearTimeout === 'function'
+  );
+}
+
 /** Wall-clock time; timers are unref'd so a pending deadline never keeps the process alive. */
 export const systemClock: HandoffClock = {
   now: () => Date.now(),

@@ -32,7 +32,7 @@ import {
   type ValidationOutcome,
   type WaiterAnswer,
 } from '../../machines/handoff.js';
-import { systemClock, type HandoffClock } from './clock.js';
+import { isHandoffClock, systemClock, type HandoffClock } from './clock.js';
 import type { EngineSnapshot, HandoffTransition, LiveRequestView, SessionView, TransitionEvent } from './inspection.js';
 import { candidateIdentity, newCredentials, shortHash, tokenMatches } from './identity.js';
 import { errorReply, handoffErrors, replyFromText, successReply, type HandoffReply } from './replies.js';
@@ -140,17 +140,7 @@ const count = (max: number) => z.number().int().min(1).max(max);
 /** Checked at construction, like lru-cache does: a 0, NaN or fraction never silently removes a bound. */
 const EngineOptionsSchema = z
   .object({
-    clock: z
-      .custom<HandoffClock>(
-        (c) =>
-          c !== null &&
-          typeof c === 'object' &&
-          typeof (c as HandoffClock).now === 'function' &&
-          typeof (c as HandoffClock).setTimeout === 'function' &&
-          typeof (c as HandoffClock).clearTimeout === 'function',
-        'must be a clock with now, setTimeout and clearTimeout',
-      )
-      .optional(),
+    clock: z.custom<HandoffClock>(isHandoffClock, 'must be a clock with now, setTimeout and clearTimeout').optional(),
     maxPendingPerSession: count(Number.MAX_SAFE_INTEGER).optional(),
     retain: z.boolean().optional(),
     store: z

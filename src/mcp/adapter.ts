@@ -3,7 +3,7 @@
  * JSON-RPC, negotiation, discovery and transports; `mountIntentMcpTools` (mount.ts) wires an adapter into an SDK server.
  */
 import { z } from 'zod';
-import { toIntentError } from '../core/errors.js';
+import { IntentError, toIntentError } from '../core/errors.js';
 import { mcpErrors } from './errors.js';
 import type { RequestCaps } from '../core/request.js';
 import { zodIssuesToFeedback } from '../core/feedback.js';
@@ -14,7 +14,7 @@ import {
   isValidName,
   type LimitsOverride,
 } from '../core/schemas.js';
-import type { HandoffClock } from '../engine/clock.js';
+import { isHandoffClock, type HandoffClock } from '../engine/clock.js';
 import {
   HandoffEngine,
   type EngineSession,
@@ -117,12 +117,7 @@ const ConfigShapeSchema = z
       .regex(PREFIX_PATTERN, 'use up to 64 characters from A–Z, a–z, 0–9, "_", "." and "-"')
       .optional(),
     limits: LimitsOverrideSchema.optional(),
-    clock: z
-      .custom<HandoffClock>(
-        (c) => c !== null && typeof c === 'object' && typeof (c as HandoffClock).setTimeout === 'function',
-        'must be a clock with now/setTimeout/clearTimeout',
-      )
-      .optional(),
+    clock: z.custom<HandoffClock>(isHandoffClock, 'must be a clock with now/setTimeout/clearTimeout').optional(),
   })
   .strict();
 
@@ -138,23 +133,40 @@ const ConnectOptionsSchema = z
  * `CONFIG_INVALID` (category `config`) for an invalid configuration.
  */
 export function createIntentMcpAdapter(config: IntentMcpAdapterConfig): IntentMcpAdapter {
-  const parsed = ConfigShapeSchema.safeParse(config);
-  if (!parsed.success) {
-    throw mcpErrors.configAt(zodIssuesToFeedback(parsed.error.issues, config)[0] ?? { path: '', message: 'invalid' });
-  }
-  const { mode = 'executor', toolPrefix = '', limits = {}, clock } = parsed.data;
-  const raw = parsed.data.instances;
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw mcpErrors.noInstances();
-  const instances = new Map<string, Intent>();
-  for (const name of Object.keys(raw)) {
-    if (!isValidName(name)) throw mcpErrors.badInstanceName(name);
-    const value = (raw as Record<string, unknown>)[name];
-    if (!(value instanceof Intent)) throw mcpErrors.notAnIntent(name);
-    if (mode === 'executor' && value.executor === undefined) throw mcpErrors.noExecutor(name);
-    instances.set(name, value);
-  }
+  const { mode, toolPrefix, limits, clock, instances } = readable('adapter configuration', () => {
+    const parsed = ConfigShapeSchema.safeParse(config);
+    if (!parsed.success) {
+      throw mcpErrors.configAt(zodIssuesToFeedback(parsed.error.issues, config)[0] ?? { path: '', message: 'invalid' });
+    }
+    const { mode = 'executor', toolPrefix = '', limits = {}, clock } = parsed.data;
+    const raw = parsed.data.instances;
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw mcpErrors.noInstances();
+    const instances = new Map<string, Intent>();
+    for (const name of Object.keys(raw)) {
+      if (!isValidName(name)) throw mcpErrors.badInstanceName(name);
+      const value = (raw as Record<string, unknown>)[name];
+      if (!(value instanceof Intent)) throw mcpErrors.notAnIntent(name);
+      if (mode === 'executor' && value.executor === undefined) throw mcpErrors.noExecutor(name);
+      instances.set(name, value);
+    }
+    // A plain copy of the limits: nothing is read from the caller's objects after this.
+    return { mode, toolPrefix, limits: { ...limits }, clock, instances };
+  });
   if (instances.size === 0) throw mcpErrors.emptyInstances();
   return new Adapter(mode, toolPrefix, instances, limits, clock);
+}
+
+/**
+ * Reads a caller's options through `read`: its own `IntentError`s go through, and anything else thrown while reading
+ * (a getter that throws, a revoked proxy) is `CONFIG_INVALID` naming `what`, never a raw TypeError.
+ */
+function readable<T>(what: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof IntentError) throw error;
+    throw mcpErrors.unreadable(what);
+  }
 }
 
 class Adapter implements IntentMcpAdapter {
@@ -201,11 +213,14 @@ class Adapter implements IntentMcpAdapter {
   }
 
   connect(options: IntentMcpConnectOptions): IntentMcpSession {
-    const parsed = ConnectOptionsSchema.safeParse(options);
-    if (!parsed.success) {
-      const first = zodIssuesToFeedback(parsed.error.issues, options)[0] ?? { path: '', message: 'invalid' };
-      throw mcpErrors.connectOptions(first, PROTOCOL_VERSIONS);
-    }
+    const parsed = readable('connect options', () => {
+      const result = ConnectOptionsSchema.safeParse(options);
+      if (!result.success) {
+        const first = zodIssuesToFeedback(result.error.issues, options)[0] ?? { path: '', message: 'invalid' };
+        throw mcpErrors.connectOptions(first, PROTOCOL_VERSIONS);
+      }
+      return result;
+    });
     if (this.#closed) throw mcpErrors.adapterClosed();
     const session = new AdapterSession(
       this.#toolRunner,
