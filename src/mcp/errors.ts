@@ -23,6 +23,11 @@ export const mcpErrors = {
   /** Adapter configuration or connect options that cannot be read: a getter that throws, a revoked proxy. */
   unreadable: (what: string) =>
     configInvalid(`The ${what} could not be read (a getter threw, or a proxy was revoked); pass plain objects.`, ''),
+  alreadyConnected: () =>
+    configInvalid(
+      'mountIntentMcpTools needs the server before it is connected to a transport; mount first, then call connect().',
+      '',
+    ),
   noInstances: () =>
     configInvalid(
       'The adapter needs "instances": an object mapping names to Intent objects you created.',

@@ -164,12 +164,54 @@ function negotiatedVersion(server: ProtocolServer, line: SdkLine, methods: LineM
       version = typeof result['protocolVersion'] === 'string' ? result['protocolVersion'] : '';
       return result;
     });
-  const previousOnclose = server.onclose;
-  server.onclose = () => {
+  onConnectionClose(server, () => {
     version = '';
-    previousOnclose?.();
-  };
+  });
   return () => version;
+}
+
+/** What each server's `onclose` runs for the mounts on it (see {@link onConnectionClose}). */
+const closeHooks = new WeakMap<object, (() => void)[]>();
+
+/**
+ * Runs `hook` whenever the server's connection closes, whatever the application does with the server's public
+ * `onclose` afterwards. A plain wrapper was lost when an application assigned `onclose` after mounting: the adapter
+ * session was never closed, its requests stayed live, and the next connection inherited them. So `onclose` becomes an
+ * accessor: reading it gives a handler that runs the mount's hooks, then the application's own handler (set before or
+ * after the mount) as it was when read; assigning it replaces only the application's handler. An application that
+ * chains by hand (`const prev = server.onclose; server.onclose = () => { prev(); mine(); }`) keeps its predecessor,
+ * and the hooks still run once per close.
+ */
+function onConnectionClose(server: ProtocolServer, hook: () => void): void {
+  let hooks = closeHooks.get(server);
+  if (hooks === undefined) {
+    const list: (() => void)[] = [];
+    hooks = list;
+    closeHooks.set(server, list);
+    let own = server.onclose;
+    let running = false;
+    // What reading `onclose` gives: the hooks (once per close, however the handlers nest), then the application's
+    // handler as it was when read, so one that chains what it read before calls its predecessor.
+    const handlerFor = (captured: (() => void) | undefined) => (): void => {
+      const outermost = !running;
+      running = true;
+      try {
+        if (outermost) for (const run of list) run();
+        captured?.();
+      } finally {
+        if (outermost) running = false;
+      }
+    };
+    Object.defineProperty(server, 'onclose', {
+      configurable: true,
+      enumerable: true,
+      get: () => handlerFor(own),
+      set: (value: unknown) => {
+        own = typeof value === 'function' ? (value as () => void) : undefined;
+      },
+    });
+  }
+  hooks.push(hook);
 }
 
 function signalOf(ctx: unknown): AbortSignal | undefined {
@@ -206,6 +248,9 @@ export async function mountIntentMcpTools(
   const protocolServer = mcpServer?.server ?? (isProtocolServer(server) ? server : undefined);
   const line = protocolServer === undefined ? undefined : sdkLineOf(protocolServer);
   if (protocolServer === undefined || line === undefined) throw mcpErrors.notAServer();
+  // Mounting needs the server before it connects (the SDK refuses new capabilities after): refused before anything is
+  // registered, so a later mount on the same server, done right, finds no half-registered tool of ours.
+  if ((protocolServer as { transport?: unknown }).transport !== undefined) throw mcpErrors.alreadyConnected();
   const methods = await lineMethods(line);
   const ours = new Set(adapter.tools.map((t) => t.name));
 
@@ -226,12 +271,10 @@ export async function mountIntentMcpTools(
     session = undefined;
     if (current !== undefined) await current.close();
   };
-  const previousOnclose = protocolServer.onclose;
-  protocolServer.onclose = () => {
+  onConnectionClose(protocolServer, () => {
     closedByOwner = false;
     void closeSession();
-    previousOnclose?.();
-  };
+  });
 
   // Both lines merge capabilities key by key, so whatever `tools` already declares (listChanged) stays.
   protocolServer.registerCapabilities({ tools: {} });

@@ -6,7 +6,7 @@
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer, Server } from '@modelcontextprotocol/server';
 import { createRequire } from 'node:module';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { HandoffTransition } from '../../src/engine/engine.js';
 import { Intent } from '../../src/intent.js';
@@ -300,6 +300,54 @@ describe('listing and routing edge cases [SEED-MOUNT]', () => {
     await server.close();
     const again = await connect(server);
     expect(await handoff(again)).toBe(SEED_RESULT_TEXT);
+  });
+
+  it("[SEED-MOUNT] an onclose the application assigns after the mount still ends the connection's adapter session", async () => {
+    const adapter = hostAdapter();
+    const server = echoServer();
+    await mountIntentMcpTools(adapter, server);
+    let appClosed = 0;
+    // Assigned after the mount, as an application would (it replaced the mount's wrapper before).
+    server.server.onclose = () => {
+      appClosed += 1;
+    };
+    // And an application that chains by hand what it read: the mount's hooks still run once.
+    const before = server.server.onclose;
+    server.server.onclose = () => {
+      before();
+      appClosed += 10;
+    };
+    const first = await connect(server, 'first');
+    const prepared = await first.callTool({ name: 'intent_prepare', arguments: SEED_ARGS });
+    const task = prepared.structuredContent as HostTaskShape;
+    expect(adapter.snapshot().sessions.flatMap((s) => s.live)).toHaveLength(1);
+    await first.close();
+    await server.close();
+    await vi.waitFor(() => {
+      expect(adapter.snapshot().sessions).toEqual([]);
+    });
+    expect(appClosed).toBe(11);
+    // The next connection does not inherit the first one's request.
+    const second = await connect(server, 'second');
+    const accepted = await second.callTool({
+      name: 'intent_accept',
+      arguments: { requestId: task.requestId, submissionToken: task.submissionToken, candidateText: SEED_CANDIDATE },
+    });
+    expect((JSON.parse(textOf(accepted)) as { error?: { code: string } }).error?.code).toBe('HANDOFF_NOT_FOUND');
+  });
+
+  it('[SEED-MOUNT] mounting on a server already connected is refused before anything is registered; mounting before its next connection works', async () => {
+    const adapter = hostAdapter();
+    const server = echoServer();
+    const client = await connect(server);
+    const refused = await rejectionOf(mountIntentMcpTools(adapter, server));
+    expect(refused.code).toBe('CONFIG_INVALID');
+    expect(refused.message).toMatch(/before it is connected/);
+    await client.close();
+    await server.close();
+    // Nothing of ours was left behind: no false clash with a half-registered intent_prepare.
+    await mountIntentMcpTools(adapter, server);
+    expect(await handoff(await connect(server, 'after'))).toBe(SEED_RESULT_TEXT);
   });
 
   it('[SEED-MOUNT] [H08-ERROR-BOUND] a megabyte tool name gets a bounded not-found error, and the connection goes on', async () => {
