@@ -334,9 +334,15 @@ export async function mountIntentMcpTools(
 }
 
 /**
+ * Longest string progress token answered with notifications. MCP echoes the token as sent, so a longer one is not cut
+ * but ignored: a 4 MiB token was written again with every report, every 5 s, into each unread stream.
+ */
+export const MAX_PROGRESS_TOKEN_CHARS = 256;
+
+/**
  * Progress for `intent_parse` when the caller sent a progress token (spec 04): each report becomes a
  * `notifications/progress` on the caller's request, through the SDK's per-request notifier (v2 `ctx.mcpReq.notify`,
- * v1 `extra.sendNotification`).
+ * v1 `extra.sendNotification`). A string token longer than {@link MAX_PROGRESS_TOKEN_CHARS} gets no notifications.
  */
 function progressOf(
   meta: unknown,
@@ -344,6 +350,7 @@ function progressOf(
 ): { onProgress?: (report: { progress: number; message: string }) => void } {
   const progressToken = isObject(meta) ? meta['progressToken'] : undefined;
   if (typeof progressToken !== 'string' && typeof progressToken !== 'number') return {};
+  if (typeof progressToken === 'string' && progressToken.length > MAX_PROGRESS_TOKEN_CHARS) return {};
   const notify = notifierOf(ctx);
   if (notify === undefined) return {};
   return {

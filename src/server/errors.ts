@@ -157,6 +157,12 @@ export const httpRefusals = {
     code: -32000,
     message: `Bad Request: Unsupported protocol version: ${quoteCaller(requested)} (supported versions: ${supported.join(', ')})`,
   }),
+  /** A request reusing the id of one still in flight in its session: its answer could only go to one of them. */
+  requestIdInUse: (): HttpRefusal => ({
+    status: 409,
+    code: -32600,
+    message: 'Invalid Request: this id is already used by a request in flight in this session; use a new id.',
+  }),
   parseError: (): HttpRefusal => ({ status: 400, code: -32700, message: 'Parse error: the body is not valid JSON.' }),
   bodyTooLarge: (maxBytes: number): HttpRefusal => ({
     status: 413,

@@ -71,6 +71,63 @@ function wantsModernEra(req: IncomingMessage, body: unknown): boolean {
   return messagesOf(body).some((message) => methodOf(message) === 'server/discover');
 }
 
+/** The key of a JSON-RPC id: its type and value (`1` and `"1"` are different ids). */
+function idKey(id: unknown): string | undefined {
+  if (typeof id === 'number' && Number.isFinite(id)) return `number:${id}`;
+  if (typeof id === 'string') return `string:${id}`;
+  return undefined;
+}
+
+/** The ids of the requests in a body (messages with a method and an id), distinct. */
+function requestIdsOf(body: unknown): string[] {
+  const ids = new Set<string>();
+  for (const message of messagesOf(body)) {
+    if (typeof methodOf(message) !== 'string') continue;
+    const key = idKey((message as { id?: unknown } | null)?.id);
+    if (key !== undefined) ids.add(key);
+  }
+  return [...ids];
+}
+
+/** The request ids a body's `notifications/cancelled` name. */
+function cancelledIdsOf(body: unknown): string[] {
+  const ids: string[] = [];
+  for (const message of messagesOf(body)) {
+    if (methodOf(message) !== 'notifications/cancelled') continue;
+    const key = idKey((message as { params?: { requestId?: unknown } } | null)?.params?.requestId);
+    if (key !== undefined) ids.push(key);
+  }
+  return ids;
+}
+
+/** How long a cancelled request's stream is left to the SDK before the router ends it. */
+const CANCELLED_STREAM_GRACE_MS = 1000;
+
+/**
+ * Ends the response stream of a request its client cancelled, unless the SDK ends it first. The SDK stops the request
+ * and, as MCP says, sends no response; but its transport keeps that POST's stream open for one, forever: the socket,
+ * the session's in-flight count (so the session is never idle) and the request's share of the body budget were held
+ * until the client hung up (a client could hold the whole budget that way, and every POST got 503). The stream of a
+ * POST that carried other requests still in flight is left alone.
+ */
+function endCancelledStream(session: HttpSession, id: string): void {
+  const res = session.openRequests.get(id);
+  if (res === undefined) return;
+  // The id is free again at once: a client may reuse it right after its cancel.
+  session.openRequests.delete(id);
+  const timer = setTimeout(() => {
+    if (res.writableEnded) return;
+    for (const other of session.openRequests.values()) if (other === res) return;
+    // Whatever the SDK might still try to write to the ended stream is dropped, never an unhandled error.
+    res.on('error', () => undefined);
+    res.end();
+  }, CANCELLED_STREAM_GRACE_MS);
+  timer.unref();
+  res.once('close', () => {
+    clearTimeout(timer);
+  });
+}
+
 /** A JSON-RPC id to echo: a string or number of bounded size, else null. */
 function echoableId(body: unknown): string | number | null {
   const id = (body as { id?: unknown } | null)?.id;
@@ -205,6 +262,20 @@ export class HttpRouter {
       await session.transport.handleRequest(req, res);
       await sessions.close(session, 'DELETE');
       return;
+    }
+    if (isPost) {
+      const ids = requestIdsOf(body);
+      if (ids.some((id) => session.openRequests.has(id))) {
+        sendRefusal(res, httpRefusals.requestIdInUse(), {}, echoableId(body));
+        return;
+      }
+      for (const id of ids) {
+        session.openRequests.set(id, res);
+        res.once('close', () => {
+          if (session.openRequests.get(id) === res) session.openRequests.delete(id);
+        });
+      }
+      for (const id of cancelledIdsOf(body)) endCancelledStream(session, id);
     }
     await session.transport.handleRequest(req, res, body);
   }

@@ -23,6 +23,11 @@ export interface HttpSession {
   closing: boolean;
   /** Told whenever `postsInFlight` drops (drains waiting for the session's POSTs to end). */
   readonly postWatchers: Set<() => void>;
+  /**
+   * The response of each JSON-RPC request in flight, by its id (`typeof id:id`): a second request reusing an id in
+   * flight is refused, and a cancelled request's stream is ended (see the router).
+   */
+  readonly openRequests: Map<string, ServerResponse>;
 }
 
 export interface HttpSessionLimits {
@@ -95,6 +100,7 @@ export class HttpSessionRegistry {
       pastHandshake: false,
       closing: false,
       postWatchers: new Set(),
+      openRequests: new Map(),
     };
     this.#sessions.set(id, session);
     this.#lifecycleLog('session opened', { session: id });

@@ -17,7 +17,7 @@ import {
   type IntentMcpSession,
 } from '../../src/mcp/adapter.js';
 import type { IntentMcpToolResult } from '../../src/mcp/envelopes.js';
-import { mountIntentMcpTools } from '../../src/mcp/mount.js';
+import { MAX_PROGRESS_TOKEN_CHARS, mountIntentMcpTools } from '../../src/mcp/mount.js';
 import {
   INVALID_CANDIDATE,
   SEED_ARGS,
@@ -184,6 +184,30 @@ describe('mounted next to existing tools [SEED-MOUNT]', () => {
       { name: 'nope', arguments: {} },
       { name: 'intent_parse', arguments: SEED_ARGS },
     ]);
+  });
+
+  it('[SEED-MOUNT] [H08-ERROR-BOUND] progress for intent_parse: a short progress token gets notifications, one over 256 characters none', async () => {
+    const adapter = createIntentMcpAdapter({
+      instances: { main: new Intent({ executor: () => Promise.resolve(SEED_CANDIDATE) }) },
+    });
+    closers.push(() => adapter.close());
+    const server = new McpServer({ name: 'service', version: '1.0.0' });
+    await mountIntentMcpTools(adapter, server);
+    const client = await connect(server);
+    const seen: unknown[] = [];
+    client.setNotificationHandler('notifications/progress', (n) => {
+      seen.push(n.params.progressToken);
+    });
+    for (const token of ['short-token', 'x'.repeat(MAX_PROGRESS_TOKEN_CHARS + 1)]) {
+      const result = await client.callTool({
+        name: 'intent_parse',
+        arguments: SEED_ARGS,
+        _meta: { progressToken: token },
+      });
+      expect(result.isError).not.toBe(true);
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((t) => t === 'short-token')).toBe(true);
   });
 
   it('[SEED-MOUNT] [SEED-PARSE-ONLY] an executor-mode adapter mounts intent_parse only', async () => {

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Intent } from '../../src/intent.js';
 import { createIntentMcpAdapter } from '../../src/mcp/adapter.js';
 import { MAX_PROTOCOL_ERROR_MESSAGE_CHARS, boundProtocolError } from '../../src/server/errors.js';
@@ -304,6 +304,51 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     expect(statuses.at(-1)).toBe(503);
     expect(statuses.slice(0, -1).every((status) => status === 200)).toBe(true);
     expect(await healthSessions(s.base)).toBe(3);
+  });
+
+  it("[H08-HTTP-RESOURCES] a cancelled call's stream is ended (its budget, socket and in-flight count go); an id in flight cannot be reused", async () => {
+    const hanging = hangingExecutor();
+    const adapter = createIntentMcpAdapter({
+      mode: 'executor',
+      instances: { main: new Intent({ executor: hanging.executor }) },
+    });
+    const s = await server({ adapter });
+    const session = await rawSession(s.url);
+    const call = (id: number) =>
+      rawRequest(s.url, {
+        method: 'POST',
+        headers: session.headers(),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'intent_parse', arguments: SEED_ARGS },
+        }),
+      });
+    const first = call(1);
+    await hanging.called;
+    // The same id while the first is in flight: its answer could only reach one of them.
+    const duplicate = await call(1);
+    expect(duplicate.status).toBe(409);
+    expect(messageOf(duplicate).error?.code).toBe(-32600);
+    // Cancelled: the SDK sends no response, and the router ends the stream that waited for one.
+    const cancelled = await session.post({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 1, reason: 'client timeout' },
+    });
+    expect(cancelled.status).toBe(202);
+    const ended = await first;
+    expect(ended.status).toBe(200);
+    expect(ended.text).not.toContain('"result"');
+    await hanging.aborted;
+    // The id is free again at once, and the session goes on.
+    const again = call(1);
+    await vi.waitFor(() => {
+      expect(hanging.executor).toHaveBeenCalledTimes(2);
+    });
+    await session.post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+    expect((await again).status).toBe(200);
   });
 
   it('[S05-IDLE-RECLAIM] idle reclaim: a session idle past sessionIdleMs is closed (404), one with a stream or a request in flight is not', async () => {
