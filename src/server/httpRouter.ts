@@ -78,18 +78,19 @@ function idKey(id: unknown): string | undefined {
   return undefined;
 }
 
-/** The ids of the requests in a body (messages with a method and an id), distinct. */
-function requestIdsOf(body: unknown): string[] {
-  const ids = new Set<string>();
+/** The requests in a body (messages with a method and an id), by id key, distinct. */
+function requestIdsOf(body: unknown): Map<string, string | number> {
+  const ids = new Map<string, string | number>();
   for (const message of messagesOf(body)) {
     if (typeof methodOf(message) !== 'string') continue;
-    const key = idKey((message as { id?: unknown } | null)?.id);
-    if (key !== undefined) ids.add(key);
+    const id = (message as { id?: unknown } | null)?.id;
+    const key = idKey(id);
+    if (key !== undefined) ids.set(key, id as string | number);
   }
-  return [...ids];
+  return ids;
 }
 
-/** The request ids a body's `notifications/cancelled` name. */
+/** The id keys the `notifications/cancelled` of a body name. */
 function cancelledIdsOf(body: unknown): string[] {
   const ids: string[] = [];
   for (const message of messagesOf(body)) {
@@ -100,32 +101,27 @@ function cancelledIdsOf(body: unknown): string[] {
   return ids;
 }
 
-/** How long a cancelled request's stream is left to the SDK before the router ends it. */
-const CANCELLED_STREAM_GRACE_MS = 1000;
+/** The JSON-RPC error a cancelled request is answered with (LSP's RequestCancelled code). */
+const REQUEST_CANCELLED = -32800;
 
 /**
- * Ends the response stream of a request its client cancelled, unless the SDK ends it first. The SDK stops the request
- * and, as MCP says, sends no response; but its transport keeps that POST's stream open for one, forever: the socket,
- * the session's in-flight count (so the session is never idle) and the request's share of the body budget were held
- * until the client hung up (a client could hold the whole budget that way, and every POST got 503). The stream of a
- * POST that carried other requests still in flight is left alone.
+ * Answers each request its client cancelled that is still unanswered, with a `-32800` error, through the session's
+ * transport. MCP says a receiver SHOULD NOT answer a cancelled request (and its sender ignores any answer), and the
+ * SDK sends none; but its transport then keeps the request's POST stream open, and its id in its own map, for the life
+ * of the session: the socket, the session's in-flight count (it was never idle) and the request's share of the body
+ * budget were held until the client hung up (17 cancelled 4 MiB calls made every POST of every client 503), and a
+ * batch's stream never ended. Answered, the transport writes the error, forgets the id and ends the stream once the
+ * rest of its batch is answered.
  */
-function endCancelledStream(session: HttpSession, id: string): void {
-  const res = session.openRequests.get(id);
-  if (res === undefined) return;
-  // The id is free again at once: a client may reuse it right after its cancel.
-  session.openRequests.delete(id);
-  const timer = setTimeout(() => {
-    if (res.writableEnded) return;
-    for (const other of session.openRequests.values()) if (other === res) return;
-    // Whatever the SDK might still try to write to the ended stream is dropped, never an unhandled error.
-    res.on('error', () => undefined);
-    res.end();
-  }, CANCELLED_STREAM_GRACE_MS);
-  timer.unref();
-  res.once('close', () => {
-    clearTimeout(timer);
-  });
+async function answerCancelled(session: HttpSession, keys: readonly string[]): Promise<void> {
+  for (const key of keys) {
+    const open = session.openRequests.get(key);
+    if (open === undefined) continue;
+    session.openRequests.delete(key);
+    await session.transport
+      .send({ jsonrpc: '2.0', id: open.id, error: { code: REQUEST_CANCELLED, message: 'Request cancelled.' } })
+      .catch(() => undefined);
+  }
 }
 
 /** A JSON-RPC id to echo: a string or number of bounded size, else null. */
@@ -265,17 +261,23 @@ export class HttpRouter {
     }
     if (isPost) {
       const ids = requestIdsOf(body);
-      if (ids.some((id) => session.openRequests.has(id))) {
+      if ([...ids.keys()].some((key) => session.openRequests.has(key))) {
         sendRefusal(res, httpRefusals.requestIdInUse(), {}, echoableId(body));
         return;
       }
-      for (const id of ids) {
-        session.openRequests.set(id, res);
+      for (const [key, id] of ids) session.openRequests.set(key, { id, res });
+      if (ids.size > 0)
         res.once('close', () => {
-          if (session.openRequests.get(id) === res) session.openRequests.delete(id);
+          for (const key of ids.keys())
+            if (session.openRequests.get(key)?.res === res) session.openRequests.delete(key);
         });
+      const cancelled = cancelledIdsOf(body);
+      if (cancelled.length > 0) {
+        // The SDK first stops the cancelled requests (it then sends nothing for them); the router answers them after.
+        await session.transport.handleRequest(req, res, body);
+        await answerCancelled(session, cancelled);
+        return;
       }
-      for (const id of cancelledIdsOf(body)) endCancelledStream(session, id);
     }
     await session.transport.handleRequest(req, res, body);
   }
@@ -310,8 +312,16 @@ export class HttpRouter {
       });
       // Every message the SDK sends on this session leaves through the transport's public send: error responses are
       // bounded there, as on stdio (the SDK's own errors quote a caller's URI or name whole).
+      // It is also where a request stops being in flight: its response leaves (see openRequests).
       const send = transport.send.bind(transport);
-      transport.send = (message, options) => send(boundProtocolError(message), options);
+      transport.send = (message, options) => {
+        if (!('method' in message) && 'id' in message) {
+          const key = idKey(message.id);
+          const session = transport.sessionId === undefined ? undefined : sessions.find(transport.sessionId);
+          if (key !== undefined) session?.openRequests.delete(key);
+        }
+        return send(boundProtocolError(message), options);
+      };
       await server.server.connect(transport);
       await transport.handleRequest(req, res, body);
     } finally {

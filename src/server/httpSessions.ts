@@ -24,10 +24,10 @@ export interface HttpSession {
   /** Told whenever `postsInFlight` drops (drains waiting for the session's POSTs to end). */
   readonly postWatchers: Set<() => void>;
   /**
-   * The response of each JSON-RPC request in flight, by its id (`typeof id:id`): a second request reusing an id in
-   * flight is refused, and a cancelled request's stream is ended (see the router).
+   * Each JSON-RPC request in flight, by its id key (`type:value`), with its id as sent, until its response leaves: a
+   * second request reusing an id in flight is refused, and a request its client cancels is answered (see the router).
    */
-  readonly openRequests: Map<string, ServerResponse>;
+  readonly openRequests: Map<string, { id: string | number; res: ServerResponse }>;
 }
 
 export interface HttpSessionLimits {

@@ -341,6 +341,7 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     const ended = await first;
     expect(ended.status).toBe(200);
     expect(ended.text).not.toContain('"result"');
+    expect(ended.text).toContain('"code":-32800');
     await hanging.aborted;
     // The id is free again at once, and the session goes on.
     const again = call(1);
@@ -349,6 +350,30 @@ describe('stateful Streamable HTTP in process [SEED-HTTP]', () => {
     });
     await session.post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
     expect((await again).status).toBe(200);
+
+    // A batch: the stream waits for every answer, the cancelled request's one included.
+    const batch = rawRequest(s.url, {
+      method: 'POST',
+      headers: session.headers(),
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'intent_parse', arguments: SEED_ARGS } },
+        { jsonrpc: '2.0', id: 8, method: 'ping' },
+      ]),
+    });
+    await vi.waitFor(() => {
+      expect(hanging.executor).toHaveBeenCalledTimes(3);
+    });
+    await session.post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
+    const answered = await batch;
+    expect(answered.text).toContain('"id":8');
+    expect(answered.text).toContain('"code":-32800');
+    // Both ids are free again.
+    const ping = await session.post([
+      { jsonrpc: '2.0', id: 7, method: 'ping' },
+      { jsonrpc: '2.0', id: 8, method: 'ping' },
+    ]);
+    expect(ping.status).toBe(200);
+    expect(ping.text).not.toContain('already used');
   });
 
   it('[S05-IDLE-RECLAIM] idle reclaim: a session idle past sessionIdleMs is closed (404), one with a stream or a request in flight is not', async () => {
