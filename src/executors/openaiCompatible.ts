@@ -176,16 +176,24 @@ const RETRY_STOPPED_HEADER = 'x-intent-mcp-retry-stopped';
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
 
 /**
- * The wait a `Retry-After` / `retry-after-ms` header asks for, in ms, read as the openai client reads it; `undefined`
- * without either header.
+ * The wait in ms the openai client will sleep before its retry, read from `retry-after-ms` / `Retry-After` exactly as
+ * it reads them (`retry-after-ms` first, when it parses to a non-zero number; else `Retry-After` as seconds or as an
+ * HTTP date); `undefined` when it will use its own back-off. Negative (a date past) means at once; NaN an unreadable
+ * date, on which the client would fire at once too.
  */
 function retryWaitOf(headers: Headers): number | undefined {
+  let wait: number | undefined;
   const ms = headers.get('retry-after-ms');
-  if (ms !== null && !Number.isNaN(parseFloat(ms))) return parseFloat(ms);
+  if (ms !== null && ms !== '') {
+    const value = parseFloat(ms);
+    if (!Number.isNaN(value)) wait = value;
+  }
   const after = headers.get('retry-after');
-  if (after === null) return undefined;
-  const seconds = parseFloat(after);
-  return Number.isNaN(seconds) ? Date.parse(after) - Date.now() : seconds * 1000;
+  if (after !== null && after !== '' && (wait === undefined || wait === 0)) {
+    const seconds = parseFloat(after);
+    wait = Number.isNaN(seconds) ? Date.parse(after) - Date.now() : seconds * 1000;
+  }
+  return wait;
 }
 
 /**
@@ -201,7 +209,9 @@ function boundedFetch(inner: typeof fetch, limit: number, budgetMs: number): typ
     const response = await inner(input, init);
     const headers = new Headers(response.headers);
     const wait = retryWaitOf(headers);
-    if (wait !== undefined && !(Number.isFinite(wait) && wait >= 0 && wait <= budgetMs)) {
+    // A wait already past (a date before now) is a retry at once, as the endpoint allows; one past the call's budget,
+    // or unreadable, ends the retries.
+    if (wait !== undefined && !(Number.isFinite(wait) && wait <= budgetMs)) {
       headers.delete('retry-after');
       headers.delete('retry-after-ms');
       headers.set('x-should-retry', 'false');

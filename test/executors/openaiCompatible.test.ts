@@ -253,15 +253,32 @@ describe('createOpenAICompatibleExecutor: failures', () => {
     expect(error.message).toMatch(/larger than 1048576 bytes/);
   });
 
-  it.each([['999999999'], ['Wed, 01 Jan 2099 00:00:00 GMT'], ['-5']])(
-    '[S06-EXECUTOR-FAILED] a 429 asking to wait %s (past the budget, or nonsense) is not retried at once: one request, retryable',
-    async (retryAfter) => {
-      fake.reply({ status: 429, headers: { 'retry-after': retryAfter } }, { content: SEED_CANDIDATE });
+  it.each([
+    [{ 'retry-after': '999999999' }],
+    [{ 'retry-after': 'Wed, 01 Jan 2099 00:00:00 GMT' }],
+    [{ 'retry-after': 'soon, perhaps' }],
+    // The client reads a zero retry-after-ms as absent and sleeps the Retry-After instead.
+    [{ 'retry-after-ms': '0', 'retry-after': '999999999' }],
+    [{ 'retry-after-ms': '1e308' }],
+  ])(
+    '[S06-EXECUTOR-FAILED] a 429 asking to wait %o (past the budget, or unreadable) is not retried at once: one request, retryable',
+    async (headers) => {
+      fake.reply({ status: 429, headers }, { content: SEED_CANDIDATE });
       const { intent } = intentFor(configFor({ maxRetries: 2 }));
       const error = await rejectionOf(intent.parse(SEED_ARGS));
       expect([error.code, error.retryable, error.details]).toEqual(['EXECUTOR_FAILED', true, { status: 429 }]);
       expect(error.message).toMatch(/asked to wait longer than executor.timeoutMs/);
       expect(fake.requests).toHaveLength(1);
+    },
+  );
+
+  it.each([[new Date(Date.now() - 5000).toUTCString()], [new Date().toUTCString()], ['-5']])(
+    'a 429 whose Retry-After is already past (%s) is retried at once, as the endpoint allows',
+    async (retryAfter) => {
+      fake.reply({ status: 429, headers: { 'retry-after': retryAfter } }, { content: SEED_CANDIDATE });
+      const { intent } = intentFor(configFor({ maxRetries: 1 }));
+      await intent.parse(SEED_ARGS);
+      expect(fake.requests).toHaveLength(2);
     },
   );
 
