@@ -29,6 +29,9 @@ import { VERSION } from './version.js';
 const SHUTDOWN_GRACE_MS = 4500;
 /** `trace check` prints at most this many problems (then a count): a broken 1 GB trace must not flood a terminal. */
 const MAX_PRINTED_PROBLEMS = 1000;
+/** Requests `trace check` / `trace report` follow live at once by default, and the most `--max-live` allows. */
+const TRACE_MAX_LIVE_DEFAULT = 100_000;
+const TRACE_MAX_LIVE_MAX = 10_000_000;
 
 /** Told on stderr when stdio is served to a terminal: a person, not an MCP client, is at the other end. */
 const STDIO_TTY_HINT =
@@ -293,7 +296,13 @@ trace
     'replay every request of the trace through the machine; print each step it would not take, each answer that differs and each request left live; exit 1 when anything is printed, 0 when clean',
   )
   .argument('<files...>', 'trace files in order (a rotated pair: <file>.1 <file>)')
-  .action(async (files: string[]) => {
+  .option(
+    '--max-live <n>',
+    'requests followed live at once; raise it for a server configured for more (~600 bytes each)',
+    integer({ min: 1, max: TRACE_MAX_LIVE_MAX }),
+    TRACE_MAX_LIVE_DEFAULT,
+  )
+  .action(async (files: string[], opts: { maxLive: number }) => {
     endQuietlyWhenStdoutCloses();
     // Loaded here: serving never needs the trace checker.
     const { checkTrace, formatProblem } = await import('./trace/check.js');
@@ -301,6 +310,7 @@ trace
     let summary;
     try {
       summary = await checkTrace(files, {
+        maxLive: opts.maxLive,
         onProblem: (problem) => {
           // Known now: a reader that closes the pipe early (| head) still sees exit 1.
           process.exitCode = 1;
@@ -332,12 +342,18 @@ trace
     integer({ min: 0, max: 2_000 }),
     200,
   )
-  .action(async (files: string[], opts: { output?: string; detail: number }) => {
+  .option(
+    '--max-live <n>',
+    'requests followed live at once; raise it for a server configured for more',
+    integer({ min: 1, max: TRACE_MAX_LIVE_MAX }),
+    TRACE_MAX_LIVE_DEFAULT,
+  )
+  .action(async (files: string[], opts: { output?: string; detail: number; maxLive: number }) => {
     endQuietlyWhenStdoutCloses();
     const { collectReport, reportChunks } = await import('./trace/report.js');
     let data;
     try {
-      data = await collectReport(files, { detail: opts.detail });
+      data = await collectReport(files, { detail: opts.detail, maxLive: opts.maxLive });
     } catch (error) {
       fail(`cannot read the trace: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message.slice(0, 120)}`);
     }

@@ -201,6 +201,20 @@ describe('--trace through the built command', () => {
     expect(detail.stderr).toMatch(/--detail.*2000/);
   });
 
+  it('--max-live bounds the requests followed at once (beyond it: reported, not followed); raised, the same trace checks', async () => {
+    const path = join(dir, 'two-live.jsonl');
+    await tracedSession(path);
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    const prepares = lines.filter((line) => line.includes('"event":"prepare"'));
+    expect(prepares.length).toBeGreaterThanOrEqual(2);
+    const tight = await runCli(['trace', 'check', path, '--max-live', '1']);
+    expect(tight.stdout).toMatch(/not followed: 1 requests are live at once already/);
+    const roomy = await runCli(['trace', 'check', path, '--max-live', '1000']);
+    expect(roomy.stdout).not.toMatch(/not followed/);
+    const bad = await runCli(['trace', 'check', path, '--max-live', '0']);
+    expect(bad.code).toBe(2);
+  });
+
   it('[I11-TRACE-UNWRITABLE] a trace path that cannot be written refuses to start: one line, exit 2', async () => {
     for (const path of [join(dir, 'missing', 'trace.jsonl'), dir]) {
       const run = await runCli(['--trace', path]);
