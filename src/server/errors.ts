@@ -235,6 +235,12 @@ function fitsAsJson(value: unknown, max: number): boolean {
   }
 }
 
+/** `text` with each run of whitespace made one space; only as much of it as a message keeps is looked at. */
+function compactWhitespace(text: string): string {
+  // A prefix a few times the kept length always holds enough after compaction (linear in that prefix only).
+  return text.slice(0, MAX_PROTOCOL_ERROR_MESSAGE_CHARS * 64).replace(/\s+/g, ' ');
+}
+
 /**
  * A JSON-RPC message on its way out, with an error response bounded: its message cut to
  * {@link MAX_PROTOCOL_ERROR_MESSAGE_CHARS} (then "…"), an oversized `data` dropped; code and id kept. Every other
@@ -252,7 +258,8 @@ export function boundProtocolError(message: JSONRPCMessage): JSONRPCMessage {
     ...message,
     error: {
       ...rest,
-      message: fitsMessage ? text : callerPrefix(text, MAX_PROTOCOL_ERROR_MESSAGE_CHARS),
+      // The SDK's validation errors are pretty-printed JSON: runs of whitespace go first, so the reason fits.
+      message: fitsMessage ? text : callerPrefix(compactWhitespace(text), MAX_PROTOCOL_ERROR_MESSAGE_CHARS),
       ...(keepData && data !== undefined ? { data } : {}),
     },
   };
