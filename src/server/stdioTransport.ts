@@ -147,6 +147,9 @@ function idKey(id: RequestId): string {
   return `${typeof id}:${String(id)}`;
 }
 
+/** Answers waiting to be written to stdout beyond which stdin is not read until stdout drains. */
+export const MAX_OUTPUT_BACKLOG_BYTES = 16 * 1024 * 1024;
+
 /** Newline-delimited JSON-RPC over stdin/stdout with a bounded, linear-time reader (see the module comment). */
 export class StdioLineTransport implements Transport {
   onclose?: () => void;
@@ -170,6 +173,8 @@ export class StdioLineTransport implements Transport {
   #answeredWaiters: (() => void)[] = [];
   #writesInFlight = 0;
   #flushWaiters: (() => void)[] = [];
+  /** True while reading stdin waits for stdout to drain (the client does not read its answers). */
+  #pausedForOutput = false;
   #lastInputAt = 0;
   #ending = false;
   readonly #endDrainMs: number;
@@ -391,7 +396,7 @@ export class StdioLineTransport implements Transport {
 
   #write(line: string): Promise<void> {
     this.#writesInFlight++;
-    return new Promise((resolve, reject) => {
+    const written = new Promise<void>((resolve, reject) => {
       this.#output.write(line, (error) => {
         this.#writesInFlight--;
         if (this.#writesInFlight === 0) {
@@ -402,6 +407,23 @@ export class StdioLineTransport implements Transport {
         if (error) reject(error);
         else resolve();
       });
+    });
+    this.#holdInputWhileBacklogged();
+    return written;
+  }
+
+  /**
+   * Backpressure: while more than {@link MAX_OUTPUT_BACKLOG_BYTES} of answers wait to be written (a client that sends
+   * requests and never reads its answers), stdin is not read; reading resumes when stdout drains. Without it such a
+   * client grew the server by ~1 GB of queued answers every few seconds, each request small and legal.
+   */
+  #holdInputWhileBacklogged(): void {
+    if (this.#pausedForOutput || this.#closed || this.#output.writableLength <= MAX_OUTPUT_BACKLOG_BYTES) return;
+    this.#pausedForOutput = true;
+    this.#input.pause();
+    this.#output.once('drain', () => {
+      this.#pausedForOutput = false;
+      if (!this.#closed) this.#input.resume();
     });
   }
 }

@@ -13,7 +13,7 @@ import {
   parseServerConfig,
   type ServerConfig,
 } from '../../src/server/config.js';
-import { StdioLineTransport } from '../../src/server/stdioTransport.js';
+import { MAX_OUTPUT_BACKLOG_BYTES, StdioLineTransport } from '../../src/server/stdioTransport.js';
 import { SEED_ARGS, SEED_CANDIDATE } from '../support/mcpFixtures.js';
 import { ensureBuilt, startCli, stopAllChildren, type ServingChild } from '../support/serverProcess.js';
 
@@ -153,6 +153,41 @@ describe('StdioLineTransport in process [H08-STDIO-LIMIT]', () => {
     transport.onmessage = (m) => received.push(m);
     return { input, transport, received, written: () => written };
   }
+
+  it('a client that never reads its answers stops being read: at most MAX_OUTPUT_BACKLOG_BYTES wait, then input resumes as output drains', async () => {
+    const input = new PassThrough();
+    // Nobody reads the output yet: what the transport writes piles up in it.
+    const output = new PassThrough();
+    const transport = new StdioLineTransport({ maxMessageBytes: MiB, input, output });
+    let received = 0;
+    const pad = 'x'.repeat(64 * 1024);
+    transport.onmessage = (m) => {
+      received++;
+      void transport.send({ jsonrpc: '2.0', id: (m as { id: number }).id, result: { pad } }).catch(() => undefined);
+    };
+    await transport.start();
+    const total = 1000; // 64 MB of answers, four times the backlog bound
+    for (let id = 1; id <= total; id++) input.write(`{"jsonrpc":"2.0","id":${id},"method":"ping"}\n`);
+    await vi.waitFor(() => {
+      expect(input.isPaused()).toBe(true);
+    });
+    const heldBack = received;
+    expect(heldBack).toBeLessThan(total);
+    expect(output.writableLength).toBeLessThanOrEqual(MAX_OUTPUT_BACKLOG_BYTES + 2 * pad.length);
+    // The client starts reading: everything is answered.
+    let answers = 0;
+    output.setEncoding('utf8').on('data', (s: string) => {
+      answers += s.split('\n').length - 1;
+    });
+    await vi.waitFor(
+      () => {
+        expect(answers).toBe(total);
+      },
+      { timeout: 20_000 },
+    );
+    expect(received).toBe(total);
+    await transport.close();
+  });
 
   it('skipping a 64 MiB line holds no more than the limit in memory, and the next line is served', async () => {
     const { input, transport, received, written } = transportOver(MiB);
