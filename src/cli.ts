@@ -213,10 +213,20 @@ const serve = program
       });
       // --otel: a process ending by itself (stdin closed) exports its last spans first; beforeExit comes again after.
       const closeTelemetry = running.closeTelemetry;
-      if (closeTelemetry !== undefined)
+      if (closeTelemetry !== undefined) {
         process.once('beforeExit', () => {
           void closeTelemetry(SHUTDOWN_GRACE_MS);
         });
+        // But an exporter retrying a collector that is down or slow keeps the loop busy, so beforeExit waited for its
+        // timeouts (8-20 s). Once stdin ends, the stdio server answers what it read (within the drain), then the
+        // last spans get what is left of the shutdown grace, and the process ends.
+        if (resolved.transport === 'stdio')
+          process.stdin.once('end', () => {
+            setTimeout(() => {
+              void closeTelemetry(SHUTDOWN_GRACE_MS - SERVER_DEFAULTS.drainMs).finally(() => process.exit(0));
+            }, SERVER_DEFAULTS.drainMs).unref();
+          });
+      }
     }),
   );
 

@@ -348,3 +348,56 @@ describe('export failures are rate-limited on stderr', () => {
     expect(failures.length).toBeLessThanOrEqual(6);
   });
 });
+
+describe('a collector that never answers does not hold the exit [I11-OTEL-EXPORT]', () => {
+  it('over stdio the command still ends within its shutdown grace after stdin ends, spans or not', async () => {
+    await ensureBuilt();
+    // Accepts every export and never answers: the exporter would wait its whole timeout (30 s here) per attempt.
+    const hung: Server = createServer(() => undefined);
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    receivers.push({
+      endpoint,
+      received: [],
+      close: () =>
+        new Promise((resolve) => {
+          hung.closeAllConnections();
+          hung.close(() => {
+            resolve();
+          });
+        }),
+    });
+    const child = spawn(process.execPath, [join(REPO_ROOT, CLI), '--otel', '--log-level', 'error'], {
+      cwd: REPO_ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: childEnv({
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '30000',
+        OTEL_BSP_SCHEDULE_DELAY: '1',
+      }),
+    });
+    children.push(child);
+    let stdout = '';
+    child.stdout.setEncoding('utf8');
+    const answered = new Promise<void>((resolve) => {
+      child.stdout.on('data', (chunk: string) => {
+        stdout += chunk;
+        if (stdout.includes('"id":2')) resolve();
+      });
+    });
+    const send = (message: unknown) => child.stdin.write(JSON.stringify(message) + '\n');
+    send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'otel-test', version: '1' } },
+    });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'intent_prepare', arguments: SEED_ARGS } });
+    await answered;
+    child.stdin.end();
+    // The grace is 4.5 s; an exporter waiting on the hung collector held the process for its 30 s timeout before.
+    expect(await exitOf(child, 15_000)).toBe(0);
+  }, 30_000);
+});
