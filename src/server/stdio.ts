@@ -50,6 +50,10 @@ export function serveOverStdio(
     onRefused: (reason, bytes) => {
       refusalLog('stdio message refused', { reason, bytes });
     },
+    // The count of refusals over the per-minute budget is written when stdin ends too, not only on a signal.
+    onInputEnded: () => {
+      refusalLog.flush();
+    },
   });
   // One per connection plus a discarded probe at most: a short list for the life of the process.
   const mounted: MountedServer[] = [];

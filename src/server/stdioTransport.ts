@@ -38,6 +38,8 @@ export interface StdioLineTransportOptions {
    * `SERVER_DEFAULTS.drainMs` (3000).
    */
   endDrainMs?: number;
+  /** Told once when the input has ended and the transport closes after answering what it read (flush logs here). */
+  onInputEnded?: () => void;
 }
 
 /**
@@ -178,6 +180,7 @@ export class StdioLineTransport implements Transport {
   #lastInputAt = 0;
   #ending = false;
   readonly #endDrainMs: number;
+  readonly #onInputEnded: (() => void) | undefined;
 
   constructor(options: StdioLineTransportOptions) {
     if (!Number.isSafeInteger(options.maxMessageBytes) || options.maxMessageBytes < 1)
@@ -187,6 +190,7 @@ export class StdioLineTransport implements Transport {
     this.#output = options.output ?? process.stdout;
     this.#onRefused = options.onRefused;
     this.#endDrainMs = options.endDrainMs ?? SERVER_DEFAULTS.drainMs;
+    this.#onInputEnded = options.onInputEnded;
   }
 
   /** Requests delivered to the server and not answered yet. */
@@ -284,7 +288,10 @@ export class StdioLineTransport implements Transport {
     this.#ending = true;
     // The client closed its end after writing its requests (`printf ... | intent-mcp`): answer what was read, within
     // a bound, before closing, instead of dropping the requests still in flight.
-    void this.whenAnswered(this.#endDrainMs).then(() => this.close());
+    void this.whenAnswered(this.#endDrainMs).then(() => {
+      this.#onInputEnded?.();
+      return this.close();
+    });
   };
 
   readonly #onInputError = (error: Error): void => {

@@ -142,6 +142,25 @@ describe('the stdio read limit [H08-STDIO-LIMIT]', () => {
   );
 });
 
+describe('refusal logs when stdin ends [H08-LOG-FLOOD]', () => {
+  it('the refusals over the per-minute budget are counted in one suppressed line when stdin ends, not only on a signal', async () => {
+    await ensureBuilt();
+    const served = startCli(['serve']);
+    await served.waitForStderr(/serving over stdio/);
+    served.child.stdin?.write('not json\n'.repeat(100));
+    served.child.stdin?.end();
+    const exit = await served.waitForExit(15_000);
+    expect(exit.code).toBe(0);
+    const refused = served
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes('stdio message refused')).length;
+    const suppressed = Number(/suppressed=(\d+)/.exec(served.stderr())?.[1] ?? 0);
+    expect(refused).toBeGreaterThan(0);
+    expect(refused + suppressed).toBe(100);
+  });
+});
+
 describe('StdioLineTransport in process [H08-STDIO-LIMIT]', () => {
   function transportOver(maxMessageBytes: number) {
     const input = new PassThrough();
