@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SEED_ARGS, SEED_CANDIDATE } from '../support/mcpFixtures.js';
 import { rawSession, seedHandoff, prepareSeed } from '../support/httpHelpers.js';
@@ -135,6 +135,35 @@ async function serveHttpWithOtel(
   return { child, url, stderr: () => stderr };
 }
 
+/** Over the child's stdio: initialize, then one intent_prepare of the seed request; resolves with its answer. */
+function prepareOverStdio(
+  child: ChildProcessByStdio<Writable, Readable, Readable>,
+): Promise<{ result?: { structuredContent?: { requestId: string; submissionToken: string } } }> {
+  let stdout = '';
+  child.stdout.setEncoding('utf8');
+  const answered = new Promise<{ result?: { structuredContent?: { requestId: string; submissionToken: string } } }>(
+    (resolve) => {
+      child.stdout.on('data', (chunk: string) => {
+        stdout += chunk;
+        for (const line of stdout.split('\n')) {
+          if (!line.includes('"id":2')) continue;
+          resolve(JSON.parse(line) as never);
+        }
+      });
+    },
+  );
+  const send = (message: unknown) => child.stdin.write(JSON.stringify(message) + '\n');
+  send({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'otel-test', version: '1' } },
+  });
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'intent_prepare', arguments: SEED_ARGS } });
+  return answered;
+}
+
 describe('the command exports spans to an OTLP/HTTP receiver [I11-OTEL-EXPORT]', () => {
   it('[I11-OTEL-EXPORT] over HTTP with http/json: every request a span with its events and attributes, flushed on SIGTERM', async () => {
     await ensureBuilt();
@@ -201,32 +230,10 @@ describe('the command exports spans to an OTLP/HTTP receiver [I11-OTEL-EXPORT]',
       env: childEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.endpoint}/v1/traces` }),
     });
     children.push(child);
-    let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8');
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (c: string) => (stderr += c));
-    const answered = new Promise<{ result?: { structuredContent?: { requestId: string; submissionToken: string } } }>(
-      (resolve) => {
-        child.stdout.on('data', (chunk: string) => {
-          stdout += chunk;
-          for (const line of stdout.split('\n')) {
-            if (!line.includes('"id":2')) continue;
-            resolve(JSON.parse(line) as never);
-          }
-        });
-      },
-    );
-    const send = (message: unknown) => child.stdin.write(JSON.stringify(message) + '\n');
-    send({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'otel-test', version: '1' } },
-    });
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'intent_prepare', arguments: SEED_ARGS } });
-    const task = (await answered).result?.structuredContent;
+    const task = (await prepareOverStdio(child)).result?.structuredContent;
     expect(typeof task?.requestId).toBe('string');
     child.stdin.end();
     expect(await exitOf(child)).toBe(0);
@@ -378,24 +385,7 @@ describe('a collector that never answers does not hold the exit [I11-OTEL-EXPORT
       }),
     });
     children.push(child);
-    let stdout = '';
-    child.stdout.setEncoding('utf8');
-    const answered = new Promise<void>((resolve) => {
-      child.stdout.on('data', (chunk: string) => {
-        stdout += chunk;
-        if (stdout.includes('"id":2')) resolve();
-      });
-    });
-    const send = (message: unknown) => child.stdin.write(JSON.stringify(message) + '\n');
-    send({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'otel-test', version: '1' } },
-    });
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'intent_prepare', arguments: SEED_ARGS } });
-    await answered;
+    await prepareOverStdio(child);
     child.stdin.end();
     // The grace is 4.5 s; an exporter waiting on the hung collector held the process for its 30 s timeout before.
     expect(await exitOf(child, 15_000)).toBe(0);
