@@ -30,12 +30,22 @@ interface Receiver {
 }
 
 /** A loopback OTLP/HTTP receiver: records every POST and answers 200 with an empty export response. */
-async function startReceiver(): Promise<Receiver> {
+/**
+ * An OTLP/HTTP collector on loopback: `accepts` records every export and answers 200; `refuses` answers every export
+ * 400 (not retried by the exporter); `hangs` never answers.
+ */
+async function startReceiver(behaviour: 'accepts' | 'refuses' | 'hangs' = 'accepts'): Promise<Receiver> {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
+    if (behaviour === 'hangs') return;
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      if (behaviour === 'refuses') {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end('{}');
+        return;
+      }
       received.push({
         path: req.url ?? '',
         contentType: req.headers['content-type'] ?? '',
@@ -52,11 +62,12 @@ async function startReceiver(): Promise<Receiver> {
     endpoint: `http://127.0.0.1:${port}`,
     received,
     close: () =>
-      new Promise((resolve) =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
         server.close(() => {
           resolve();
-        }),
-      ),
+        });
+      }),
   };
 }
 
@@ -317,25 +328,9 @@ describe('export failures are rate-limited on stderr', () => {
   it('[I11-OTEL-EXPORT] a collector that refuses every batch costs at most a few warning lines a minute, not one per batch', async () => {
     await ensureBuilt();
     // A collector that refuses everything (400 is not retried by the exporter): every batch fails.
-    const server: Server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        res.writeHead(400, { 'content-type': 'application/json' });
-        res.end('{}');
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    receivers.push({
-      endpoint,
-      received: [],
-      close: () =>
-        new Promise((resolve) =>
-          server.close(() => {
-            resolve();
-          }),
-        ),
-    });
+    const receiver = await startReceiver('refuses');
+    receivers.push(receiver);
+    const { endpoint } = receiver;
     const { child, url, stderr } = await serveHttpWithOtel({
       OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -360,20 +355,9 @@ describe('a collector that never answers does not hold the exit [I11-OTEL-EXPORT
   it('over stdio the command still ends within its shutdown grace after stdin ends, spans or not', async () => {
     await ensureBuilt();
     // Accepts every export and never answers: the exporter would wait its whole timeout (30 s here) per attempt.
-    const hung: Server = createServer(() => undefined);
-    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
-    const endpoint = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
-    receivers.push({
-      endpoint,
-      received: [],
-      close: () =>
-        new Promise((resolve) => {
-          hung.closeAllConnections();
-          hung.close(() => {
-            resolve();
-          });
-        }),
-    });
+    const receiver = await startReceiver('hangs');
+    receivers.push(receiver);
+    const { endpoint } = receiver;
     const child = spawn(process.execPath, [join(REPO_ROOT, CLI), '--otel', '--log-level', 'error'], {
       cwd: REPO_ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
