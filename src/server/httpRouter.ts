@@ -11,6 +11,7 @@ import { HEALTH_PATH, SERVER_DEFAULTS } from './config.js';
 import { boundProtocolError, httpRefusals, type HttpRefusal } from './errors.js';
 import type { HostOriginGuard } from './hostOriginGuard.js';
 import { BodyRefused, readBody, type BodyBudget } from './httpBody.js';
+import { requestIdKey } from './requestIds.js';
 import type { HttpSession, HttpSessionRegistry } from './httpSessions.js';
 import type { Logger, RateLimitedLog } from './logger.js';
 import {
@@ -71,20 +72,13 @@ function wantsModernEra(req: IncomingMessage, body: unknown): boolean {
   return messagesOf(body).some((message) => methodOf(message) === 'server/discover');
 }
 
-/** The key of a JSON-RPC id: its type and value (`1` and `"1"` are different ids). */
-function idKey(id: unknown): string | undefined {
-  if (typeof id === 'number' && Number.isFinite(id)) return `number:${id}`;
-  if (typeof id === 'string') return `string:${id}`;
-  return undefined;
-}
-
 /** The requests in a body (messages with a method and an id), by id key, distinct. */
 function requestIdsOf(body: unknown): Map<string, string | number> {
   const ids = new Map<string, string | number>();
   for (const message of messagesOf(body)) {
     if (typeof methodOf(message) !== 'string') continue;
     const id = (message as { id?: unknown } | null)?.id;
-    const key = idKey(id);
+    const key = requestIdKey(id);
     if (key !== undefined) ids.set(key, id as string | number);
   }
   return ids;
@@ -95,7 +89,7 @@ function cancelledIdsOf(body: unknown): string[] {
   const ids: string[] = [];
   for (const message of messagesOf(body)) {
     if (methodOf(message) !== 'notifications/cancelled') continue;
-    const key = idKey((message as { params?: { requestId?: unknown } } | null)?.params?.requestId);
+    const key = requestIdKey((message as { params?: { requestId?: unknown } } | null)?.params?.requestId);
     if (key !== undefined) ids.push(key);
   }
   return ids;
@@ -316,7 +310,7 @@ export class HttpRouter {
       const send = transport.send.bind(transport);
       transport.send = (message, options) => {
         if (!('method' in message) && 'id' in message) {
-          const key = idKey(message.id);
+          const key = requestIdKey(message.id);
           const session = transport.sessionId === undefined ? undefined : sessions.find(transport.sessionId);
           if (key !== undefined) session?.openRequests.delete(key);
         }

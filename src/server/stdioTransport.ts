@@ -17,6 +17,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/server';
 import { SERVER_DEFAULTS } from './config.js';
+import { requestIdKey } from './requestIds.js';
 import { boundProtocolError, stdioRefusals, type StdioRefusal } from './errors.js';
 
 /** Longest `id` value (as raw JSON text) the oversize scanner keeps; a longer one is answered with id `null`. */
@@ -143,10 +144,6 @@ function errorLine(id: RequestId | null, { code, message, data }: StdioRefusal):
   return (
     JSON.stringify({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } }) + '\n'
   );
-}
-
-function idKey(id: RequestId): string {
-  return `${typeof id}:${String(id)}`;
 }
 
 /** Answers waiting to be written to stdout beyond which stdin is not read until stdout drains. */
@@ -380,13 +377,14 @@ export class StdioLineTransport implements Transport {
   }
 
   #track(id: RequestId): void {
-    const key = idKey(id);
+    // A parsed line's id is a string or a finite number: always a key.
+    const key = requestIdKey(id) ?? String(id);
     this.#unanswered.set(key, (this.#unanswered.get(key) ?? 0) + 1);
     this.#unansweredTotal++;
   }
 
   #settle(id: RequestId): void {
-    const key = idKey(id);
+    const key = requestIdKey(id) ?? String(id);
     const count = this.#unanswered.get(key);
     if (count === undefined) return;
     if (count <= 1) this.#unanswered.delete(key);
