@@ -1,7 +1,7 @@
 /**
  * The Native API: `new Intent(options)`, `intent.parse(request, options)`, `intent.dispose()` (spec 02, "Instances").
  */
-import { IntentError } from './core/errors.js';
+import { IntentError, readCallerOptions } from './core/errors.js';
 import type { IntentExecutor } from './core/executor.js';
 import { resolveInstance, type InstanceModel } from './core/instance.js';
 import type { IntentConfig, IntentResult } from './core/schemas.js';
@@ -18,31 +18,13 @@ export interface IntentOptions extends Omit<IntentConfig, 'executor'> {
   clock?: HandoffClock;
 }
 
-/** CONFIG_INVALID for options that cannot be read: a getter that throws, a revoked proxy. */
-function unreadableOptions(): IntentError {
-  return new IntentError(
-    'CONFIG_INVALID',
-    'The Intent options could not be read (a getter threw, or a proxy was revoked); pass plain objects.',
-  );
-}
-
-/** Runs `read` over the caller's options; anything but our own `IntentError` thrown while reading them is unreadable. */
-function unlessUnreadable<T>(read: () => T): T {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof IntentError) throw error;
-    throw unreadableOptions();
-  }
-}
-
 /** The executor, the clock and the rest of the options, read once. */
 function readOptions(options: IntentOptions): {
   executor: unknown;
   clock: unknown;
   config: Omit<IntentOptions, 'executor' | 'clock'>;
 } {
-  return unlessUnreadable(() => {
+  return readCallerOptions('Intent options', () => {
     const { executor, clock, ...config } = options;
     return { executor, clock, config };
   });
@@ -65,7 +47,7 @@ export class Intent {
 
   constructor(options: IntentOptions) {
     const raw: unknown = options;
-    if (raw === null || typeof raw !== 'object' || unlessUnreadable(() => Array.isArray(raw)))
+    if (raw === null || typeof raw !== 'object' || readCallerOptions('Intent options', () => Array.isArray(raw)))
       throw new IntentError(
         'CONFIG_INVALID',
         'Intent options must be an object; pass e.g. new Intent({}) for the defaults.',
@@ -83,7 +65,7 @@ export class Intent {
         'Invalid instance configuration at options/clock: pass a clock with now, setTimeout and clearTimeout (an XState SimulatedClock), or leave it out.',
         { details: { issues: [{ path: 'options/clock', message: 'must be a clock' }] } },
       );
-    this.model = unlessUnreadable(() => resolveInstance(config));
+    this.model = readCallerOptions('Intent options', () => resolveInstance(config));
     this.executor = executor as IntentExecutor | undefined;
     this.#clock = clock;
   }

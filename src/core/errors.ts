@@ -233,3 +233,19 @@ export function describeIssues(issues: readonly FeedbackItem[], max = 3): string
   const more = issues.length > max ? ` (and ${issues.length - max} more)` : '';
   return shown.join('; ') + more;
 }
+
+/**
+ * Reads a caller's option objects through `read`: an `IntentError` it throws goes through, and anything else thrown
+ * while reading (a getter that throws, a revoked proxy) is `CONFIG_INVALID` naming `what`, never a raw TypeError.
+ */
+export function readCallerOptions<T>(what: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof IntentError) throw error;
+    throw new IntentError(
+      'CONFIG_INVALID',
+      `The ${what} could not be read (a getter threw, or a proxy was revoked); pass plain objects.`,
+    );
+  }
+}

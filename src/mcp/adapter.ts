@@ -3,7 +3,7 @@
  * JSON-RPC, negotiation, discovery and transports; `mountIntentMcpTools` (mount.ts) wires an adapter into an SDK server.
  */
 import { z } from 'zod';
-import { IntentError, toIntentError } from '../core/errors.js';
+import { readCallerOptions, toIntentError } from '../core/errors.js';
 import { mcpErrors } from './errors.js';
 import type { RequestCaps } from '../core/request.js';
 import { zodIssuesToFeedback } from '../core/feedback.js';
@@ -133,7 +133,7 @@ const ConnectOptionsSchema = z
  * `CONFIG_INVALID` (category `config`) for an invalid configuration.
  */
 export function createIntentMcpAdapter(config: IntentMcpAdapterConfig): IntentMcpAdapter {
-  const { mode, toolPrefix, limits, clock, instances } = readable('adapter configuration', () => {
+  const { mode, toolPrefix, limits, clock, instances } = readCallerOptions('adapter configuration', () => {
     const parsed = ConfigShapeSchema.safeParse(config);
     if (!parsed.success) {
       throw mcpErrors.configAt(zodIssuesToFeedback(parsed.error.issues, config)[0] ?? { path: '', message: 'invalid' });
@@ -154,19 +154,6 @@ export function createIntentMcpAdapter(config: IntentMcpAdapterConfig): IntentMc
   });
   if (instances.size === 0) throw mcpErrors.emptyInstances();
   return new Adapter(mode, toolPrefix, instances, limits, clock);
-}
-
-/**
- * Reads a caller's options through `read`: its own `IntentError`s go through, and anything else thrown while reading
- * (a getter that throws, a revoked proxy) is `CONFIG_INVALID` naming `what`, never a raw TypeError.
- */
-function readable<T>(what: string, read: () => T): T {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof IntentError) throw error;
-    throw mcpErrors.unreadable(what);
-  }
 }
 
 class Adapter implements IntentMcpAdapter {
@@ -213,7 +200,7 @@ class Adapter implements IntentMcpAdapter {
   }
 
   connect(options: IntentMcpConnectOptions): IntentMcpSession {
-    const parsed = readable('connect options', () => {
+    const parsed = readCallerOptions('connect options', () => {
       const result = ConnectOptionsSchema.safeParse(options);
       if (!result.success) {
         const first = zodIssuesToFeedback(result.error.issues, options)[0] ?? { path: '', message: 'invalid' };

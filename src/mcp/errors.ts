@@ -20,9 +20,6 @@ export const mcpErrors = {
       `Invalid adapter configuration at ${first.path === '' ? 'the top level' : `"${first.path}"`}: ${first.message}`,
       first.path,
     ),
-  /** Adapter configuration or connect options that cannot be read: a getter that throws, a revoked proxy. */
-  unreadable: (what: string) =>
-    configInvalid(`The ${what} could not be read (a getter threw, or a proxy was revoked); pass plain objects.`, ''),
   alreadyConnected: () =>
     configInvalid(
       'mountIntentMcpTools needs the server before it is connected to a transport; mount first, then call connect().',
